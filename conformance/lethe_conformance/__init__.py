@@ -1,0 +1,1 @@
+"""lethe_conformance: requirement catalog runner, targets, reports and the pytest plugin."""

@@ -1,0 +1,151 @@
+"""Typed decoding errors, each carrying where the fault is and what Kafka calls it.
+
+Every error a decoder raises names the file (when known), the absolute byte
+position and the field being read, so an operator reading ``lethe verify``
+output can open a hex editor at the right place. Positions are absolute within
+the buffer or file: decoders that work on a slice re-anchor errors with
+:meth:`FormatError.at` before letting them escape.
+
+The mapping from error class to Kafka's numeric error code lives here and
+nowhere else (``KAFKA_ERROR_CODES``); the broker uses it when a client sends
+a batch that fails validation.
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+__all__ = [
+    "KAFKA_ERROR_CODES",
+    "CheckpointError",
+    "ChecksumError",
+    "CorruptIndexError",
+    "CorruptRecordError",
+    "FormatError",
+    "InvalidRecordError",
+    "TruncatedError",
+    "UnsupportedCompressionError",
+    "UnsupportedMagicError",
+    "VarintError",
+    "kafka_error_code",
+]
+
+
+class FormatError(Exception):
+    """Bytes or text that do not follow a Kafka format.
+
+    ``position`` is the absolute byte offset of the faulty field (or, for
+    text files, the 1-based line number with ``line=True``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        position: int | None = None,
+        field: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.position = position
+        self.field = field
+        self.line = line
+
+    def at(self, *, file: str | None = None, offset: int = 0) -> Self:
+        """Return this error re-anchored: ``offset`` is added to the position
+        and ``file`` fills in a missing file name. Used when a decoder that saw
+        only a slice hands the error to a caller that knows the whole file."""
+        clone = type(self).__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.args = self.args
+        if self.position is not None:
+            clone.position = self.position + offset
+        if clone.file is None:
+            clone.file = file
+        return clone
+
+    def location(self) -> str:
+        """``file: byte N: field`` (parts that are unknown are left out)."""
+        parts = []
+        if self.file is not None:
+            parts.append(self.file)
+        if self.line is not None:
+            parts.append(f"line {self.line}")
+        if self.position is not None:
+            parts.append(f"byte {self.position}")
+        if self.field is not None:
+            parts.append(self.field)
+        return ": ".join(parts)
+
+    def __str__(self) -> str:
+        where = self.location()
+        return f"{where}: {self.message}" if where else self.message
+
+
+class TruncatedError(FormatError):
+    """The data ends inside a field or inside a length-prefixed structure."""
+
+
+class CorruptRecordError(FormatError):
+    """A record or batch is structurally invalid (Kafka's CorruptRecordException)."""
+
+
+class ChecksumError(CorruptRecordError):
+    """A stored CRC does not match the one computed over the covered bytes."""
+
+    def __init__(self, stored: int, computed: int, **where: object) -> None:
+        super().__init__(
+            f"Record is corrupt (stored crc = {stored}, computed crc = {computed})",
+            **where,  # type: ignore[arg-type]
+        )
+        self.stored = stored
+        self.computed = computed
+
+
+class InvalidRecordError(FormatError):
+    """A record that decodes but breaks a record-level rule (InvalidRecordException)."""
+
+
+class VarintError(CorruptRecordError):
+    """A varint/varlong longer than Kafka allows (5 or 10 bytes)."""
+
+
+class UnsupportedMagicError(CorruptRecordError):
+    """A magic byte other than 0, 1 or 2."""
+
+
+class UnsupportedCompressionError(FormatError):
+    """A compression codec id Kafka does not define, or not allowed for the magic."""
+
+
+class CorruptIndexError(FormatError):
+    """An offset, time or transaction index that fails Kafka's sanity checks."""
+
+
+class CheckpointError(FormatError):
+    """A checkpoint text file Kafka's CheckpointFile reader would reject."""
+
+
+#: Kafka error codes (``org.apache.kafka.common.protocol.Errors``) reported
+#: for each decoding failure when it reaches a client. Looked up by MRO so a
+#: subclass inherits its parent's code.
+KAFKA_ERROR_CODES: dict[type[FormatError], int] = {
+    FormatError: 2,  # CORRUPT_MESSAGE
+    CorruptRecordError: 2,  # CORRUPT_MESSAGE
+    TruncatedError: 2,  # CORRUPT_MESSAGE
+    InvalidRecordError: 87,  # INVALID_RECORD
+    UnsupportedCompressionError: 76,  # UNSUPPORTED_COMPRESSION_TYPE
+    CorruptIndexError: 56,  # KAFKA_STORAGE_ERROR
+    CheckpointError: 56,  # KAFKA_STORAGE_ERROR
+}
+
+
+def kafka_error_code(error: FormatError) -> int:
+    """The Kafka error code a broker answers with for ``error``."""
+    for klass in type(error).__mro__:
+        if klass in KAFKA_ERROR_CODES:
+            return KAFKA_ERROR_CODES[klass]  # type: ignore[index]
+    return -1  # UNKNOWN_SERVER_ERROR

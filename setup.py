@@ -1,0 +1,73 @@
+"""Build script: maps the four code folders and fixtures/ to import packages and
+builds the optional C fast path (pure-Python fallback when no compiler)."""
+
+from __future__ import annotations
+
+import os
+
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
+
+CODE_FOLDERS = {
+    "formats": "lethe_formats",
+    "reference": "lethe_reference",
+    "conformance": "lethe_conformance",
+    "tools": "lethe_tools",
+}
+
+
+def _packages() -> tuple[list[str], dict[str, str]]:
+    packages: list[str] = []
+    package_dir: dict[str, str] = {}
+    for folder, top in CODE_FOLDERS.items():
+        for name in find_packages(folder, include=[top, f"{top}.*"]):
+            packages.append(name)
+            package_dir[name] = os.path.join(folder, *name.split("."))
+    packages.append("lethe_fixtures")
+    package_dir["lethe_fixtures"] = "fixtures"
+    return packages, package_dir
+
+
+class OptionalBuildExt(build_ext):
+    """The C decoder is a speed-up, never a requirement: fall back if it cannot build."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as error:  # noqa: BLE001 - any compiler failure
+            print(f"warning: C fast path not built ({error}); using the pure-Python path")
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as error:  # noqa: BLE001
+            print(f"warning: {ext.name} not built ({error}); using the pure-Python path")
+
+
+def _extensions() -> list[Extension]:
+    source = os.path.join("formats", "lethe_formats", "records", "_cscan.c")
+    if not os.path.exists(source):
+        return []
+    return [
+        Extension(
+            "lethe_formats.records._cscan",
+            sources=[source],
+            extra_compile_args=["-O3"],
+        )
+    ]
+
+
+packages, package_dir = _packages()
+setup(
+    packages=packages,
+    package_dir=package_dir,
+    package_data={
+        "lethe_formats": ["py.typed", "ksy/*.ksy"],
+        "lethe_reference": ["py.typed"],
+        "lethe_conformance": ["py.typed"],
+        "lethe_tools": ["py.typed"],
+        "lethe_fixtures": ["**/*", "**/.*"],
+    },
+    ext_modules=_extensions(),
+    cmdclass={"build_ext": OptionalBuildExt},
+)

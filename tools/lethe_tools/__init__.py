@@ -1,0 +1,1 @@
+"""lethe_tools: the ``lethe`` command line (dump, verify, checkpoint, fixtures, ...)."""
