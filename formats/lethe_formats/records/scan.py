@@ -1,0 +1,364 @@
+"""Fast path: scan and decode Kafka log segments (held to parity with the Construct decoders).
+
+Theory of operation
+-------------------
+A segment is a run of log entries, each ``baseOffset int64 | length int32 |
+...`` where ``length`` counts the bytes after itself (``LOG_OVERHEAD`` = 12).
+Byte 16 of every entry is the magic, so one small read tells what follows::
+
+    0         8        12                   16      17     21          61
+    +---------+--------+--------------------+-------+------+---- ... ---+---------+
+    |baseOff  |length  |partitionLeaderEpoch| magic | crc  | attributes | records |  magic 2
+    +---------+--------+--------------------+-------+------+---- ... ---+---------+
+    |offset   |size    | crc                | magic | attr | [ts] keyLen key valLen val  magic 0/1
+    +---------+--------+--------------------+-------+------+---- ... ---+
+
+Two levels:
+
+* :class:`LogScanner` is *shallow*: per entry one ``struct.unpack_from`` of
+  the whole 61-byte header and one CRC over a memoryview slice (no copy), so
+  the per-entry cost is a few microseconds and the CRC (C, GB/s) dominates.
+  It never raises while iterating: a torn tail, an impossible length or an
+  unknown magic ends the iteration and is kept in ``stop_error``.
+* :func:`decode_records` / :func:`decode_legacy_inner` / :func:`read_log`
+  are *deep*. Records of a magic-2 batch are decoded by the C extension
+  ``_cscan`` when it is built, else by ``_pyscan``; both raise the same error
+  class at the same position. ``LETHE_PURE_PYTHON=1`` or
+  :func:`set_implementation` selects the pure path.
+
+Positions in errors are absolute. Inside compressed data there is no file
+position, so such errors point at the batch's records section and name the
+field plus its byte within the decompressed data.
+"""
+
+from __future__ import annotations
+
+import importlib
+import mmap
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from types import ModuleType
+
+from lethe_formats import crc as _crc
+from lethe_formats.errors import (
+    ChecksumError,
+    CorruptRecordError,
+    FormatError,
+    InvalidRecordError,
+    TruncatedError,
+    UnsupportedCompressionError,
+    UnsupportedMagicError,
+    VarintError,
+)
+from lethe_formats.model import BatchHeader, Compression, LegacyMessage, Record, RecordBatch
+from lethe_formats.records import _pyscan
+
+__all__ = [
+    "Buffer",
+    "LogScanner",
+    "ScannedEntry",
+    "decode_legacy_inner",
+    "decode_records",
+    "implementation",
+    "read_log",
+    "set_implementation",
+]
+
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")  # the 61-byte magic-2 batch header
+_PREFIX = struct.Struct(">qi4xb")  # baseOffset, length, magic: 17 bytes
+_PREFIX_SIZE = 17
+_V2_MIN_LENGTH = 61 - 12
+_MIN_LENGTH = {0: 14, 1: 22, 2: _V2_MIN_LENGTH}  # RECORD_OVERHEAD_V0/V1, batch overhead
+
+_cscan: ModuleType | None
+try:
+    _cscan = importlib.import_module("lethe_formats.records._cscan")
+except ImportError:  # pragma: no cover - depends on the build
+    _cscan = None
+
+_use_c = _cscan is not None and os.environ.get("LETHE_PURE_PYTHON", "") in ("", "0")
+
+
+def implementation() -> str:
+    """``"c"`` when records are decoded by the C extension, else ``"python"``."""
+    return "c" if _use_c else "python"
+
+
+def set_implementation(name: str) -> str:
+    """Select ``"c"`` or ``"python"`` for this process; return the previous choice.
+
+    Raises ImportError for ``"c"`` when the extension is not built, so a test
+    asking for the C path can never silently run the pure one.
+    """
+    global _use_c  # noqa: PLW0603 - a process-wide switch by design
+    previous = implementation()
+    if name == "c":
+        if _cscan is None:
+            raise ImportError("lethe_formats.records._cscan is not built")
+        _use_c = True
+    elif name == "python":
+        _use_c = False
+    else:
+        raise ValueError(f"unknown implementation {name!r}")
+    return previous
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedEntry:
+    """One log entry found by a shallow scan."""
+
+    position: int
+    header: BatchHeader | LegacyMessage
+    crc_valid: bool | None
+
+
+class LogScanner:
+    """Shallow iterator over the entries of a segment (see the module docstring).
+
+    ``max_entry_size`` bounds an entry's total size (like Kafka's
+    ``--max-message-size``); a larger claimed size stops the scan.
+    """
+
+    def __init__(
+        self,
+        data: Buffer,
+        *,
+        file: str | None = None,
+        start: int = 0,
+        verify_crc: bool = True,
+        max_entry_size: int | None = None,
+    ) -> None:
+        self._data = data
+        self._file = file
+        self._start = start
+        self._verify = verify_crc
+        self._max = max_entry_size
+        self.stop_error: FormatError | None = None
+        self.end_position = start
+
+    def __iter__(self) -> Iterator[ScannedEntry]:
+        self.stop_error = None
+        with memoryview(self._data) as view:
+            yield from self._scan(view)
+
+    def _scan(self, view: memoryview) -> Iterator[ScannedEntry]:
+        end = len(view)
+        pos = self._start
+        verify = self._verify
+        crc32c = _crc.crc32c
+        unpack_header = _HEADER.unpack_from
+        while pos < end:
+            self.end_position = pos
+            size, magic, error = self._check_prefix(view, pos, end)
+            if error is not None:
+                self.stop_error = error
+                return
+            if magic == 2:
+                fields = unpack_header(view, pos)
+                valid = crc32c(view[pos + 21 : pos + size]) == fields[4] if verify else None
+                yield ScannedEntry(pos, BatchHeader(*fields), valid)
+            else:
+                try:
+                    message = _pyscan.parse_legacy(view, pos, size)
+                except FormatError as failure:
+                    self.stop_error = failure.at(file=self._file)
+                    return
+                valid = _crc.crc32(view[pos + 16 : pos + size]) == message.crc if verify else None
+                yield ScannedEntry(pos, message, valid)
+            pos += size
+        self.end_position = pos
+
+    def _check_prefix(
+        self, view: memoryview, pos: int, end: int
+    ) -> tuple[int, int, FormatError | None]:
+        """(entry size, magic, None) or the error that stops the scan at ``pos``.
+
+        The order follows Kafka's FileLogInputStream: fewer than 17 bytes is a
+        torn tail, then the size floor, then the torn-entry check, then magic.
+        """
+        file = self._file
+        if end - pos < _PREFIX_SIZE:
+            return 0, 0, _torn(pos, end, file)
+        _base, length, magic = _PREFIX.unpack_from(view, pos)
+        name = "messageSize" if magic in (0, 1) else "batchLength"
+        floor = _MIN_LENGTH.get(magic, _MIN_LENGTH[0])
+        if length < floor:
+            return (
+                0,
+                0,
+                CorruptRecordError(
+                    f"{name} {length} is smaller than the minimum {floor}",
+                    file=file,
+                    position=pos + 8,
+                    field=name,
+                ),
+            )
+        size = length + 12
+        if self._max is not None and size > self._max:
+            return (
+                0,
+                0,
+                CorruptRecordError(
+                    f"entry of {size} bytes exceeds the maximum of {self._max}",
+                    file=file,
+                    position=pos + 8,
+                    field=name,
+                ),
+            )
+        if size > end - pos:
+            return 0, 0, _torn(pos, end, file)
+        if magic not in _MIN_LENGTH:
+            return (
+                0,
+                0,
+                UnsupportedMagicError(
+                    f"unknown magic {magic}", file=file, position=pos + 16, field="magic"
+                ),
+            )
+        return size, magic, None
+
+
+def _torn(pos: int, end: int, file: str | None) -> TruncatedError:
+    return TruncatedError(
+        f"log entry is torn: only {end - pos} bytes remain", file=file, position=pos, field="entry"
+    )
+
+
+def _relocate(error: FormatError, position: int, prefix: str, file: str | None) -> FormatError:
+    """Re-point an error raised inside decompressed data at the records section."""
+    inner = f" (byte {error.position} of the decompressed {prefix})"
+    clone = error.at(file=file)
+    clone.position = position
+    clone.field = f"{error.field or prefix}{inner if error.position is not None else ''}"
+    return clone
+
+
+def _decompress(
+    codec: int, payload: memoryview, magic: int, position: int, file: str | None
+) -> bytes:
+    """Decompress; a codec error's position inside the compressed bytes is a file position."""
+    from lethe_formats.compression import decompress  # noqa: PLC0415 - optional until needed
+
+    try:
+        return decompress(Compression(codec), payload, magic=magic)
+    except FormatError as error:
+        raise error.at(file=file, offset=position) from None
+
+
+def _section(buf: Buffer, start: int, end: int, count: int) -> tuple[Record, ...]:
+    if _use_c and _cscan is not None:
+        try:
+            result: tuple[Record, ...] = _cscan.decode_section(buf, start, end, count)
+        except _cscan.DecodeError as failure:
+            kind, message, position, field = failure.args
+            klass = VarintError if kind == "varint" else InvalidRecordError
+            raise klass(message, position=position, field=field) from None
+        return result
+    with memoryview(buf) as view:
+        return _pyscan.decode_section(view, start, end, count)
+
+
+def decode_records(
+    data: Buffer, entry: ScannedEntry, *, file: str | None = None
+) -> tuple[Record, ...]:
+    """Every record of the magic-2 batch ``entry`` (decompressed first if needed)."""
+    header = entry.header
+    if not isinstance(header, BatchHeader):
+        raise TypeError("decode_records needs a magic-2 entry; use decode_legacy_inner")
+    pos = entry.position
+    start = pos + 61
+    end = pos + 12 + header.batch_length
+    count = header.records_count
+    if count < 0:
+        raise InvalidRecordError(
+            f"invalid recordsCount {count}", file=file, position=pos + 57, field="recordsCount"
+        )
+    codec = header.attributes & 0x07
+    if codec == 0:
+        try:
+            return _section(data, start, end, count)
+        except FormatError as error:
+            raise error.at(file=file, offset=start) from None
+    if codec > Compression.ZSTD:
+        raise UnsupportedCompressionError(
+            f"unknown compression codec {codec}", file=file, position=pos + 21, field="attributes"
+        )
+    with memoryview(data) as view:
+        raw = _decompress(codec, view[start:end], 2, start, file)
+    try:
+        return _section(raw, 0, len(raw), count)
+    except FormatError as error:
+        raise _relocate(error, start, "records", file) from None
+
+
+def decode_legacy_inner(
+    data: Buffer, entry: ScannedEntry, *, file: str | None = None
+) -> tuple[LegacyMessage, ...]:
+    """Inner messages of a compressed magic 0/1 wrapper, with absolute offsets.
+
+    An uncompressed entry is its own only message: ``(entry.header,)``, just
+    as Kafka's deep iteration yields the shallow entry itself.
+    """
+    header = entry.header
+    if not isinstance(header, LegacyMessage):
+        raise TypeError("decode_legacy_inner needs a magic 0/1 entry; use decode_records")
+    codec = header.attributes & 0x07
+    if codec == 0:
+        return (header,)
+    value_pos = entry.position + header.message_size + 12 - len(header.value or b"")
+    if codec > Compression.ZSTD or (codec == Compression.ZSTD):
+        raise UnsupportedCompressionError(
+            f"compression codec {codec} is not allowed for magic {header.magic}",
+            file=file,
+            position=entry.position + 17,
+            field="attributes",
+        )
+    if header.value is None:
+        raise InvalidRecordError(
+            "compressed wrapper message has a null value",
+            file=file,
+            position=value_pos - 4,
+            field="valueLength",
+        )
+    raw = _decompress(codec, memoryview(header.value), header.magic, value_pos, file)
+    try:
+        return _pyscan.read_inner(raw, header)
+    except FormatError as error:
+        raise _relocate(error, value_pos, "wrapper value", file) from None
+
+
+def read_log(
+    data: Buffer, *, file: str | None = None, verify_crc: bool = True
+) -> Iterator[RecordBatch | LegacyMessage]:
+    """Deep iteration: every batch with its records, every legacy message with
+    its inner messages; raises the scan's ``stop_error`` after the last entry.
+    A CRC mismatch raises :class:`ChecksumError` when ``verify_crc``."""
+    scanner = LogScanner(data, file=file, verify_crc=verify_crc)
+    for entry in scanner:
+        header = entry.header
+        if entry.crc_valid is False:
+            raise _checksum_error(data, entry, file)
+        if isinstance(header, BatchHeader):
+            yield RecordBatch(header, decode_records(data, entry, file=file))
+        elif header.attributes & 0x07:
+            inner = decode_legacy_inner(data, entry, file=file)
+            yield replace(header, inner=inner)
+        else:
+            yield header
+    if scanner.stop_error is not None:
+        raise scanner.stop_error
+
+
+def _checksum_error(data: Buffer, entry: ScannedEntry, file: str | None) -> ChecksumError:
+    header = entry.header
+    pos = entry.position
+    with memoryview(data) as view:
+        if isinstance(header, BatchHeader):
+            computed = _crc.crc32c(view[pos + 21 : pos + header.size_in_bytes])
+            return ChecksumError(header.crc, computed, file=file, position=pos + 17, field="crc")
+        computed = _crc.crc32(view[pos + 16 : pos + header.size_in_bytes])
+        return ChecksumError(header.crc, computed, file=file, position=pos + 12, field="crc")
