@@ -28,19 +28,29 @@ One record (``DefaultRecord.java``)::
 Every read is bounded: fields by the end of the record body (``length``),
 the body by the end of the section. Varints stop at 5 bytes (varlongs at 10)
 exactly as Kafka does, so corrupt input can neither loop nor allocate a
-claimed length. Kafka treats any negative key/value length as null; we accept
-only -1 because a value must re-encode to the bytes it came from.
+claimed length. Like Kafka (and the Construct schema in ``record.py``), any
+negative key/value length reads as null; a negative header key length or
+headers count is an InvalidRecordError.
+
+Error classes follow the Construct schema: a section that ends inside a
+record's length varint is a TruncatedError, a negative record length a
+CorruptRecordError, an over-long varint a VarintError, and every other fault
+inside a record Kafka's InvalidRecordException (InvalidRecordError).
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import replace
 
+from lethe_formats.crc import crc32
 from lethe_formats.errors import (
+    ChecksumError,
     CorruptRecordError,
+    FormatError,
     InvalidRecordError,
     TruncatedError,
+    UnsupportedCompressionError,
+    UnsupportedMagicError,
     VarintError,
 )
 from lethe_formats.model import Header, LegacyMessage, Record
@@ -48,6 +58,7 @@ from lethe_formats.model import Header, LegacyMessage, Record
 __all__ = ["decode_section", "parse_legacy", "read_inner"]
 
 Readable = bytes | bytearray | memoryview
+_SECTION = "records section"
 
 
 def _varint(  # noqa: PLR0917 - positional on purpose: the hot path
@@ -72,9 +83,8 @@ def _varint(  # noqa: PLR0917 - positional on purpose: the hot path
     for i in range(max_bytes):
         if pos + i >= limit:
             field = _name(where)
-            raise InvalidRecordError(
-                f"{field} extends beyond the end of the {what}", position=pos, field=field
-            )
+            klass: type[FormatError] = TruncatedError if what == _SECTION else InvalidRecordError
+            raise klass(f"{field} extends beyond the end of the {what}", position=pos, field=field)
         byte = buf[pos + i]
         result |= (byte & 0x7F) << shift
         if not byte & 0x80:
@@ -99,7 +109,7 @@ def _bytes(
     start = pos
     size, pos = _varint(buf, pos, limit, 5, 32, (index, suffix + "Length"), "record")
     if size < 0:
-        if size == -1 and allow_null:
+        if allow_null:
             return None, pos
         field = _name((index, suffix + "Length"))
         raise InvalidRecordError(f"invalid {field} {size}", position=start, field=field)
@@ -107,7 +117,7 @@ def _bytes(
         field = _name(where)
         raise InvalidRecordError(
             f"{field} of {size} bytes extends beyond the end of the record",
-            position=pos,
+            position=start,
             field=field,
         )
     return bytes(buf[pos : pos + size]), pos + size
@@ -132,11 +142,15 @@ def _headers(buf: Readable, pos: int, limit: int, index: int) -> tuple[tuple[Hea
 
 def _record(buf: Readable, pos: int, end: int, index: int) -> tuple[Record, int]:
     where = (index, ".length")
-    length, body = _varint(buf, pos, end, 5, 32, where, "records section")
-    if length < 0 or length > end - body:
+    length, body = _varint(buf, pos, end, 5, 32, where, _SECTION)
+    if length < 0:
         field = _name(where)
-        problem = "is negative" if length < 0 else "extends beyond the end of the records section"
-        raise InvalidRecordError(f"{field} {length} {problem}", position=pos, field=field)
+        raise CorruptRecordError(f"{field} {length} is negative", position=pos, field=field)
+    if length > end - body:
+        field = _name(where)
+        raise InvalidRecordError(
+            f"{field} {length} extends beyond the end of the {_SECTION}", position=pos, field=field
+        )
     limit = body + length
     if body >= limit:
         field = _name((index, ".attributes"))
@@ -144,6 +158,8 @@ def _record(buf: Readable, pos: int, end: int, index: int) -> tuple[Record, int]
             f"{field} extends beyond the end of the record", position=body, field=field
         )
     attributes = buf[body]
+    if attributes >= 0x80:  # int8, signed as Kafka and the schema read it
+        attributes -= 0x100
     delta_ts, p = _varint(buf, body + 1, limit, 10, 64, (index, ".timestampDelta"), "record")
     delta_off, p = _varint(buf, p, limit, 5, 32, (index, ".offsetDelta"), "record")
     key, p = _bytes(buf, p, limit, (index, ".key"), True)
@@ -182,35 +198,30 @@ def decode_section(buf: Readable, start: int, end: int, count: int) -> tuple[Rec
 #   0       8      12    16     17     18          (v1: 26)
 #   offset  size   crc   magic  attr   [timestamp] keyLength key valueLength value
 #
-# ``size`` counts from ``crc`` to the end of the value. Both lengths are int32,
-# -1 for null. Kafka reads any negative length as null; we accept only -1 so a
-# message re-encodes to its own bytes.
+# ``size`` counts from ``crc`` to the end of the value. Both lengths are int32;
+# Kafka writes -1 for null and reads any negative length as null, as we do.
+# Error classes and positions follow ``records.legacy`` (the Construct schema).
 
-_LEGACY_V0 = struct.Struct(">qiIbB")
-_LEGACY_V1 = struct.Struct(">qiIbBq")
+_LEGACY_V0 = struct.Struct(">qiIbb")
 _INT32 = struct.Struct(">i")
-_LEGACY_MIN_SIZE = {0: 14, 1: 22}
+_INT64 = struct.Struct(">q")
+LEGACY_MIN_SIZE = 14  # RECORD_OVERHEAD_V0, the only floor Kafka checks for both magics
+
+
+def _legacy_int(view: Readable, pos: int, end: int, fmt: struct.Struct, field: str) -> int:
+    if end - pos < fmt.size:
+        raise TruncatedError(f"data ends inside {field}", position=pos, field=field)
+    value: int = fmt.unpack_from(view, pos)[0]
+    return value
 
 
 def _legacy_bytes(view: Readable, pos: int, end: int, field: str) -> tuple[bytes | None, int]:
-    if end - pos < 4:
-        raise CorruptRecordError(
-            f"{field}Length extends beyond the end of the message",
-            position=pos,
-            field=field + "Length",
-        )
-    (size,) = _INT32.unpack_from(view, pos)
-    if size == -1:
-        return None, pos + 4
+    size = _legacy_int(view, pos, end, _INT32, field + "Length")
     if size < 0:
-        raise CorruptRecordError(
-            f"invalid {field}Length {size}", position=pos, field=field + "Length"
-        )
+        return None, pos + 4
     if size > end - pos - 4:
-        raise CorruptRecordError(
-            f"{field} of {size} bytes extends beyond the end of the message",
-            position=pos + 4,
-            field=field,
+        raise TruncatedError(
+            f"{field} claims {size} bytes, only {end - pos - 4} left", position=pos, field=field
         )
     return bytes(view[pos + 4 : pos + 4 + size]), pos + 4 + size
 
@@ -218,68 +229,82 @@ def _legacy_bytes(view: Readable, pos: int, end: int, field: str) -> tuple[bytes
 def parse_legacy(view: Readable, pos: int, size: int) -> LegacyMessage:
     """The magic 0/1 entry of ``size`` bytes (offset and size fields included) at ``pos``.
 
-    The caller has checked that the whole entry is present and that
-    ``size - 12`` is at least the magic's minimum message size.
+    The caller has checked that the whole entry is present, that its magic
+    is 0 or 1 and that ``size - 12`` is at least ``LEGACY_MIN_SIZE``.
     """
     end = pos + size
-    magic = view[pos + 16]
-    if magic == 1:
-        offset, message_size, crc, magic, attributes, timestamp = _LEGACY_V1.unpack_from(view, pos)
-        p = pos + 26
-    else:
-        offset, message_size, crc, magic, attributes = _LEGACY_V0.unpack_from(view, pos)
-        timestamp, p = None, pos + 18
-    key, p = _legacy_bytes(view, p, end, "key")
+    offset, message_size, crc, magic, attributes = _LEGACY_V0.unpack_from(view, pos)
+    timestamp = _legacy_int(view, pos + 18, end, _INT64, "timestamp") if magic == 1 else None
+    key, p = _legacy_bytes(view, pos + 26 if magic == 1 else pos + 18, end, "key")
     value, p = _legacy_bytes(view, p, end, "value")
     if p != end:
         raise CorruptRecordError(
-            f"messageSize {message_size} but the value ends {end - p} bytes earlier",
-            position=pos + 8,
+            f"{end - p} bytes left unread inside messageSize {message_size}",
+            position=p,
             field="messageSize",
         )
     return LegacyMessage(offset, message_size, crc, magic, attributes, timestamp, key, value)
 
 
-def read_inner(raw: Readable, wrapper: LegacyMessage) -> tuple[LegacyMessage, ...]:
-    """Inner messages of a decompressed wrapper value, offsets made absolute.
+def _inner_entry(raw: bytes, pos: int, wrapper_magic: int, verify_crc: bool) -> LegacyMessage:
+    """One inner entry at ``pos`` of the decompressed value, checked like Kafka's
+    DeepRecordsIterator (same magic as the wrapper, not compressed)."""
+    left = len(raw) - pos
+    if left < 17:
+        raise TruncatedError("data ends before the magic byte", position=pos, field="messageSize")
+    magic = raw[pos + 16]
+    if magic not in (0, 1):
+        raise UnsupportedMagicError(
+            f"magic {magic} where a v0/v1 message was expected", position=pos + 16, field="magic"
+        )
+    (length,) = _INT32.unpack_from(raw, pos + 8)
+    if length < LEGACY_MIN_SIZE:
+        raise CorruptRecordError(
+            f"messageSize {length} is smaller than the minimum {LEGACY_MIN_SIZE}",
+            position=pos + 8,
+            field="messageSize",
+        )
+    if length > left - 12:
+        raise TruncatedError(
+            f"messageSize claims {length} bytes, only {left - 12} left",
+            position=pos + 8,
+            field="messageSize",
+        )
+    (stored,) = _INT32.unpack_from(raw, pos + 12)
+    stored &= 0xFFFFFFFF
+    if verify_crc and (computed := crc32(raw[pos + 16 : pos + 12 + length])) != stored:
+        raise ChecksumError(stored, computed, position=pos + 12, field="crc")
+    codec = raw[pos + 17] & 0x07
+    if codec > 4 or (codec == 4 and magic < 2):
+        raise UnsupportedCompressionError(
+            f"compression codec {codec} is not allowed for magic {magic}",
+            position=pos + 17,
+            field="attributes",
+        )
+    message = parse_legacy(raw, pos, length + 12)
+    if magic != wrapper_magic:
+        raise InvalidRecordError(
+            f"Compressed message magic {magic} does not match wrapper magic {wrapper_magic}",
+            position=pos + 16,
+            field="magic",
+        )
+    if codec:
+        raise InvalidRecordError(
+            "Inner messages must not be compressed", position=pos + 17, field="attributes"
+        )
+    return message
 
-    v0 inner offsets are absolute already; v1 inner offsets are relative and
-    absolute = wrapper offset - last inner offset + inner offset (a wrapper
-    offset of 0, as librdkafka may write, means base 0). Positions in errors
-    are relative to ``raw``.
+
+def read_inner(raw: bytes, wrapper: LegacyMessage, verify_crc: bool) -> list[LegacyMessage]:
+    """Inner messages of a decompressed wrapper value, offsets as stored.
+
+    Positions in errors are relative to ``raw``. Unlike Kafka, which stops
+    silently at a partial trailing inner entry, a torn inner entry is an error.
     """
     inner = []
     pos = 0
-    end = len(raw)
-    while pos < end:
-        if end - pos < 17:
-            raise TruncatedError("inner message is torn", position=pos, field="inner")
-        (length,) = _INT32.unpack_from(raw, pos + 8)
-        magic = raw[pos + 16]
-        if magic != wrapper.magic:
-            raise InvalidRecordError(
-                f"inner message magic {magic} does not match wrapper magic {wrapper.magic}",
-                position=pos + 16,
-                field="inner.magic",
-            )
-        if length < _LEGACY_MIN_SIZE[magic]:
-            raise CorruptRecordError(
-                f"inner messageSize {length} is too small",
-                position=pos + 8,
-                field="inner.messageSize",
-            )
-        if length > end - pos - 12:
-            raise TruncatedError("inner message is torn", position=pos, field="inner")
-        message = parse_legacy(raw, pos, length + 12)
-        if message.attributes & 0x07:
-            raise InvalidRecordError(
-                "inner message is compressed", position=pos + 17, field="inner.attributes"
-            )
+    while pos < len(raw):
+        message = _inner_entry(raw, pos, wrapper.magic, verify_crc)
         inner.append(message)
-        pos += length + 12
-    if not inner:
-        raise InvalidRecordError("compressed wrapper holds no messages", position=0, field="inner")
-    if wrapper.magic == 0:
-        return tuple(inner)
-    base = 0 if wrapper.offset == 0 else wrapper.offset - inner[-1].offset
-    return tuple(replace(m, offset=base + m.offset) for m in inner)
+        pos += message.size_in_bytes
+    return inner

@@ -27,8 +27,8 @@ Two levels:
   :func:`set_implementation` selects the pure path.
 
 Positions in errors are absolute. Inside compressed data there is no file
-position, so such errors point at the batch's records section and name the
-field plus its byte within the decompressed data.
+position, so such errors point at the compressed block (the records section)
+and their message names the byte within the decompressed data.
 """
 
 from __future__ import annotations
@@ -52,7 +52,14 @@ from lethe_formats.errors import (
     UnsupportedMagicError,
     VarintError,
 )
-from lethe_formats.model import BatchHeader, Compression, LegacyMessage, Record, RecordBatch
+from lethe_formats.model import (
+    BatchHeader,
+    Compression,
+    Header,
+    LegacyMessage,
+    Record,
+    RecordBatch,
+)
 from lethe_formats.records import _pyscan
 
 __all__ = [
@@ -72,11 +79,22 @@ _HEADER = struct.Struct(">qiibIhiqqqhii")  # the 61-byte magic-2 batch header
 _PREFIX = struct.Struct(">qi4xb")  # baseOffset, length, magic: 17 bytes
 _PREFIX_SIZE = 17
 _V2_MIN_LENGTH = 61 - 12
-_MIN_LENGTH = {0: 14, 1: 22, 2: _V2_MIN_LENGTH}  # RECORD_OVERHEAD_V0/V1, batch overhead
+#: Smallest length per magic: RECORD_OVERHEAD_V0 (Kafka checks no more for v1), batch overhead.
+_MIN_LENGTH = {0: _pyscan.LEGACY_MIN_SIZE, 1: _pyscan.LEGACY_MIN_SIZE, 2: _V2_MIN_LENGTH}
+_UINT32 = struct.Struct(">I")
+
+#: DecodeError kinds of the C extension -> the classes _pyscan raises.
+_C_ERRORS: dict[str, type[FormatError]] = {
+    "invalid": InvalidRecordError,
+    "varint": VarintError,
+    "truncated": TruncatedError,
+    "corrupt": CorruptRecordError,
+}
 
 _cscan: ModuleType | None
 try:
     _cscan = importlib.import_module("lethe_formats.records._cscan")
+    _cscan.init(Record, Header)
 except ImportError:  # pragma: no cover - depends on the build
     _cscan = None
 
@@ -163,12 +181,11 @@ class LogScanner:
                 yield ScannedEntry(pos, BatchHeader(*fields), valid)
             else:
                 try:
-                    message = _pyscan.parse_legacy(view, pos, size)
+                    entry = self._legacy(view, pos, size)
                 except FormatError as failure:
-                    self.stop_error = failure.at(file=self._file)
+                    self.stop_error = failure
                     return
-                valid = _crc.crc32(view[pos + 16 : pos + size]) == message.crc if verify else None
-                yield ScannedEntry(pos, message, valid)
+                yield entry
             pos += size
         self.end_position = pos
 
@@ -177,41 +194,26 @@ class LogScanner:
     ) -> tuple[int, int, FormatError | None]:
         """(entry size, magic, None) or the error that stops the scan at ``pos``.
 
-        The order follows Kafka's FileLogInputStream: fewer than 17 bytes is a
-        torn tail, then the size floor, then the torn-entry check, then magic.
+        Same checks in the same order as ``records.log`` + ``records.batch``
+        (and Kafka's FileLogInputStream): fewer than 17 bytes is a torn tail,
+        a length too small to reach the magic is corrupt, a length beyond the
+        data is a torn tail, then the magic, then the magic's own minimum.
         """
         file = self._file
         if end - pos < _PREFIX_SIZE:
             return 0, 0, _torn(pos, end, file)
         _base, length, magic = _PREFIX.unpack_from(view, pos)
         name = "messageSize" if magic in (0, 1) else "batchLength"
-        floor = _MIN_LENGTH.get(magic, _MIN_LENGTH[0])
-        if length < floor:
-            return (
-                0,
-                0,
-                CorruptRecordError(
-                    f"{name} {length} is smaller than the minimum {floor}",
-                    file=file,
-                    position=pos + 8,
-                    field=name,
-                ),
-            )
+        if length < _PREFIX_SIZE - 12:
+            return 0, 0, _too_small(name, length, _PREFIX_SIZE - 12, pos, file)
         size = length + 12
         if self._max is not None and size > self._max:
-            return (
-                0,
-                0,
-                CorruptRecordError(
-                    f"entry of {size} bytes exceeds the maximum of {self._max}",
-                    file=file,
-                    position=pos + 8,
-                    field=name,
-                ),
-            )
+            message = f"entry of {size} bytes exceeds the maximum of {self._max}"
+            return 0, 0, CorruptRecordError(message, file=file, position=pos + 8, field=name)
         if size > end - pos:
             return 0, 0, _torn(pos, end, file)
-        if magic not in _MIN_LENGTH:
+        floor = _MIN_LENGTH.get(magic)
+        if floor is None:
             return (
                 0,
                 0,
@@ -219,7 +221,36 @@ class LogScanner:
                     f"unknown magic {magic}", file=file, position=pos + 16, field="magic"
                 ),
             )
+        if length < floor:
+            return 0, 0, _too_small(name, length, floor, pos, file)
         return size, magic, None
+
+    def _legacy(self, view: memoryview, pos: int, size: int) -> ScannedEntry:
+        """A legacy entry; when it cannot be parsed a CRC mismatch is the
+        better diagnosis (the schema checks the CRC first), so that is raised."""
+        verify = self._verify
+        try:
+            message = _pyscan.parse_legacy(view, pos, size)
+        except FormatError as failure:
+            if verify:
+                (stored,) = _UINT32.unpack_from(view, pos + 12)
+                computed = _crc.crc32(view[pos + 16 : pos + size])
+                if computed != stored:
+                    raise ChecksumError(
+                        stored, computed, file=self._file, position=pos + 12, field="crc"
+                    ) from None
+            raise failure.at(file=self._file) from None
+        valid = _crc.crc32(view[pos + 16 : pos + size]) == message.crc if verify else None
+        return ScannedEntry(pos, message, valid)
+
+
+def _too_small(name: str, length: int, floor: int, pos: int, file: str | None) -> FormatError:
+    return CorruptRecordError(
+        f"{name} {length} is smaller than the minimum {floor}",
+        file=file,
+        position=pos + 8,
+        field=name,
+    )
 
 
 def _torn(pos: int, end: int, file: str | None) -> TruncatedError:
@@ -228,12 +259,20 @@ def _torn(pos: int, end: int, file: str | None) -> TruncatedError:
     )
 
 
-def _relocate(error: FormatError, position: int, prefix: str, file: str | None) -> FormatError:
-    """Re-point an error raised inside decompressed data at the records section."""
-    inner = f" (byte {error.position} of the decompressed {prefix})"
+def _relocate(
+    error: FormatError, position: int, file: str | None, note: str | None = None
+) -> FormatError:
+    """Re-point an error raised inside decompressed data at the compressed block.
+
+    Offsets inside decompressed bytes are no file positions: the error moves
+    to the block's first byte and its message keeps the inner offset (the
+    same convention as the Construct schemas' ``Compressed``).
+    """
     clone = error.at(file=file)
+    note = note or f"at byte {error.position} of the decompressed data"
+    clone.message = f"{note}: {error.message}"
+    clone.args = (clone.message,)
     clone.position = position
-    clone.field = f"{error.field or prefix}{inner if error.position is not None else ''}"
     return clone
 
 
@@ -255,8 +294,7 @@ def _section(buf: Buffer, start: int, end: int, count: int) -> tuple[Record, ...
             result: tuple[Record, ...] = _cscan.decode_section(buf, start, end, count)
         except _cscan.DecodeError as failure:
             kind, message, position, field = failure.args
-            klass = VarintError if kind == "varint" else InvalidRecordError
-            raise klass(message, position=position, field=field) from None
+            raise _C_ERRORS[kind](message, position=position, field=field) from None
         return result
     with memoryview(buf) as view:
         return _pyscan.decode_section(view, start, end, count)
@@ -292,16 +330,19 @@ def decode_records(
     try:
         return _section(raw, 0, len(raw), count)
     except FormatError as error:
-        raise _relocate(error, start, "records", file) from None
+        raise _relocate(error, start, file) from None
 
 
 def decode_legacy_inner(
-    data: Buffer, entry: ScannedEntry, *, file: str | None = None
+    data: Buffer, entry: ScannedEntry, *, file: str | None = None, verify_crc: bool = True
 ) -> tuple[LegacyMessage, ...]:
     """Inner messages of a compressed magic 0/1 wrapper, with absolute offsets.
 
-    An uncompressed entry is its own only message: ``(entry.header,)``, just
-    as Kafka's deep iteration yields the shallow entry itself.
+    v0 inner offsets are absolute already; v1 ones are relative and
+    absolute = wrapper offset - last inner offset + inner offset, where a
+    wrapper offset of 0 (some librdkafka versions) means base 0. Inner CRCs
+    are checked when ``verify_crc``. An uncompressed entry is its own only
+    message: ``(entry.header,)``, as Kafka's deep iteration yields it.
     """
     header = entry.header
     if not isinstance(header, LegacyMessage):
@@ -309,26 +350,55 @@ def decode_legacy_inner(
     codec = header.attributes & 0x07
     if codec == 0:
         return (header,)
-    value_pos = entry.position + header.message_size + 12 - len(header.value or b"")
-    if codec > Compression.ZSTD or (codec == Compression.ZSTD):
+    pos = entry.position
+    if codec > Compression.ZSTD or codec == Compression.ZSTD:
         raise UnsupportedCompressionError(
             f"compression codec {codec} is not allowed for magic {header.magic}",
             file=file,
-            position=entry.position + 17,
+            position=pos + 17,
             field="attributes",
         )
+    value_at = pos + header.size_in_bytes - len(header.value or b"")
     if header.value is None:
         raise InvalidRecordError(
-            "compressed wrapper message has a null value",
+            f"Found invalid compressed record set with null value (magic = {header.magic})",
             file=file,
-            position=value_pos - 4,
-            field="valueLength",
+            position=value_at - 4,
+            field="value",
         )
-    raw = _decompress(codec, memoryview(header.value), header.magic, value_pos, file)
+    raw = _decompress(codec, memoryview(header.value), header.magic, value_at, file)
     try:
-        return _pyscan.read_inner(raw, header)
+        inner = _pyscan.read_inner(raw, header, verify_crc)
     except FormatError as error:
-        raise _relocate(error, value_pos, "wrapper value", file) from None
+        note = f"inner message at byte {error.position} of the decompressed value"
+        raise _relocate(error, value_at, file, note) from None
+    if not inner:
+        raise InvalidRecordError(
+            "Found invalid compressed record set with no inner records",
+            file=file,
+            position=value_at,
+            field="value",
+        )
+    return _absolute(header, inner, value_at, file)
+
+
+def _absolute(
+    wrapper: LegacyMessage, inner: list[LegacyMessage], value_at: int, file: str | None
+) -> tuple[LegacyMessage, ...]:
+    if wrapper.magic == 0:
+        return tuple(inner)
+    last = inner[-1].offset
+    if wrapper.offset != 0 and wrapper.offset < last:
+        raise InvalidRecordError(
+            "Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+            f"'{wrapper.offset}' is less than the last inner message offset '{last}' "
+            "and it is not zero.",
+            file=file,
+            position=value_at,
+            field="offset",
+        )
+    base = 0 if wrapper.offset == 0 else wrapper.offset - last
+    return tuple(replace(m, offset=base + m.offset) for m in inner)
 
 
 def read_log(
@@ -345,7 +415,7 @@ def read_log(
         if isinstance(header, BatchHeader):
             yield RecordBatch(header, decode_records(data, entry, file=file))
         elif header.attributes & 0x07:
-            inner = decode_legacy_inner(data, entry, file=file)
+            inner = decode_legacy_inner(data, entry, file=file, verify_crc=verify_crc)
             yield replace(header, inner=inner)
         else:
             yield header

@@ -1,0 +1,401 @@
+/*
+ * _cscan: C decoder of a magic-2 records section (the fast path of records.scan).
+ *
+ * Theory of operation
+ * -------------------
+ * decode_section(buffer, start, end, count) decodes `count` records laid out
+ * back to back in buffer[start:end] (an uncompressed batch's records section,
+ * or decompressed bytes) and returns a tuple of lethe_formats.model.Record.
+ * It is the twin of _pyscan.decode_section: the same checks in the same order,
+ * the same messages and field names. On bad input it raises
+ * _cscan.DecodeError(kind, message, position, field) with `kind` one of
+ * "invalid", "varint", "truncated", "corrupt" and `position` relative to
+ * `start`; scan.py turns that into InvalidRecordError / VarintError /
+ * TruncatedError / CorruptRecordError with an absolute position. The classes
+ * follow the Construct schema: the section ending inside a record's length
+ * is truncation, a negative record length is corruption, an over-long varint
+ * a VarintError, any other fault inside a record InvalidRecordError.
+ * Any negative key/value length reads as null, as Kafka reads it.
+ *
+ * One record (DefaultRecord.java):
+ *
+ *     length varint | attributes int8 | timestampDelta varlong | offsetDelta varint
+ *     | keyLength varint (-1 null) | key | valueLength varint (-1 null) | value
+ *     | headersCount varint (>= 0)
+ *     | { headerKeyLength varint (>= 0) | key | headerValueLength varint (-1 null) | value }*
+ *
+ * Every read is bounded: fields by the end of the record body, the body by
+ * the end of the section; varints stop at 5 bytes (varlongs at 10) like
+ * Kafka's ByteUtils, so no input can loop or allocate a claimed length.
+ * The result tuple is sized min(count, bytes / 7): a record needs at least
+ * 7 bytes, so a larger claimed count fails before the tuple would overflow.
+ *
+ * Objects: Record and Header are frozen slots dataclasses. Their instances
+ * are created with the type's tp_alloc and their __slots__ filled through the
+ * member descriptors' offsets, looked up once by init(); this is what the
+ * dataclass __init__ does via object.__setattr__, minus the call overhead.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MIN_RECORD_SIZE 7
+#define FIELD_CAP 96
+#define SECTION "records section"
+
+static PyTypeObject *record_type = NULL;
+static PyTypeObject *header_type = NULL;
+static PyObject *decode_error = NULL;
+static PyObject *empty_tuple = NULL;
+
+static const char *const record_fields[] = {
+    "attributes", "timestamp_delta", "offset_delta", "key", "value", "headers"};
+static Py_ssize_t record_offsets[6];
+static const char *const header_fields[] = {"key", "value"};
+static Py_ssize_t header_offsets[2];
+
+enum { R_ATTRIBUTES, R_TIMESTAMP_DELTA, R_OFFSET_DELTA, R_KEY, R_VALUE, R_HEADERS };
+
+/* Where a field lives: record index and a suffix such as ".key" or ".headers[2].value". */
+typedef struct {
+    Py_ssize_t index;
+    const char *suffix;
+    Py_ssize_t header; /* -1 unless the suffix names a header field */
+} Where;
+
+typedef struct {
+    const uint8_t *buf;
+    Py_ssize_t size;
+} Section;
+
+static void field_name(const Where *w, const char *extra, char *out) {
+    if (w->header >= 0)
+        snprintf(out, FIELD_CAP, "records[%zd].headers[%zd]%s%s", w->index, w->header, w->suffix,
+                 extra);
+    else
+        snprintf(out, FIELD_CAP, "records[%zd]%s%s", w->index, w->suffix, extra);
+}
+
+/* Raise DecodeError(kind, message, position, field); always returns -1. */
+static int fail(const char *kind, PyObject *message, Py_ssize_t position, const char *field) {
+    if (message == NULL)
+        return -1;
+    PyObject *args = Py_BuildValue("(sNns)", kind, message, position, field);
+    if (args != NULL) {
+        PyErr_SetObject(decode_error, args);
+        Py_DECREF(args);
+    }
+    return -1;
+}
+
+/* Zig-zag varint ending before `limit`; max_bytes 5 (bits 32) or 10 (bits 64). */
+static int read_varint(const Section *s, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes,
+                       int bits, const Where *w, const char *extra, const char *what,
+                       int64_t *out) {
+    Py_ssize_t start = *pos;
+    uint64_t raw = 0;
+    char field[FIELD_CAP];
+    if (start < limit && s->buf[start] < 0x80) { /* one-byte fast path */
+        uint64_t b = s->buf[start];
+        *out = (int64_t)(b >> 1) ^ -(int64_t)(b & 1);
+        *pos = start + 1;
+        return 0;
+    }
+    for (int i = 0; i < max_bytes; i++) {
+        if (start + i >= limit) {
+            field_name(w, extra, field);
+            return fail(strcmp(what, SECTION) == 0 ? "truncated" : "invalid",
+                        PyUnicode_FromFormat("%s extends beyond the end of the %s", field, what),
+                        start, field);
+        }
+        uint64_t b = s->buf[start + i];
+        int shift = 7 * i;
+        uint64_t group = b & 0x7F;
+        int overflow = (shift + 7 > 64) && (group >> (64 - shift)) != 0;
+        raw |= group << shift;
+        if (!(b & 0x80)) {
+            if (overflow || (bits < 64 && (raw >> bits) != 0)) {
+                field_name(w, extra, field);
+                return fail("varint",
+                            PyUnicode_FromFormat("%s does not fit in %d bits", field, bits),
+                            start, field);
+            }
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            *pos = start + i + 1;
+            return 0;
+        }
+    }
+    field_name(w, extra, field);
+    return fail("varint",
+                PyUnicode_FromFormat("%s is longer than %d bytes", field, max_bytes), start,
+                field);
+}
+
+/* A length-prefixed byte string inside a record body ending at `limit`. */
+static int read_bytes(const Section *s, Py_ssize_t *pos, Py_ssize_t limit, const Where *w,
+                      int allow_null, PyObject **out) {
+    Py_ssize_t start = *pos;
+    int64_t size;
+    char field[FIELD_CAP];
+    if (read_varint(s, pos, limit, 5, 32, w, "Length", "record", &size) < 0)
+        return -1;
+    if (size < 0) {
+        if (allow_null) {
+            Py_INCREF(Py_None);
+            *out = Py_None;
+            return 0;
+        }
+        field_name(w, "Length", field);
+        return fail("invalid", PyUnicode_FromFormat("invalid %s %lld", field, (long long)size),
+                    start, field);
+    }
+    if (size > limit - *pos) {
+        field_name(w, "", field);
+        return fail("invalid",
+                    PyUnicode_FromFormat("%s of %lld bytes extends beyond the end of the record",
+                                         field, (long long)size),
+                    start, field);
+    }
+    *out = PyBytes_FromStringAndSize((const char *)s->buf + *pos, (Py_ssize_t)size);
+    if (*out == NULL)
+        return -1;
+    *pos += (Py_ssize_t)size;
+    return 0;
+}
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
+static PyObject *new_header(PyObject *key, PyObject *value) {
+    PyObject *h = header_type->tp_alloc(header_type, 0);
+    if (h == NULL) {
+        Py_DECREF(key);
+        Py_DECREF(value);
+        return NULL;
+    }
+    SLOT(h, header_offsets[0]) = key;
+    SLOT(h, header_offsets[1]) = value;
+    return h;
+}
+
+static int read_headers(const Section *s, Py_ssize_t *pos, Py_ssize_t limit, Py_ssize_t index,
+                        PyObject **out) {
+    Where w = {index, ".headersCount", -1};
+    Py_ssize_t start = *pos;
+    int64_t count;
+    char field[FIELD_CAP];
+    if (read_varint(s, pos, limit, 5, 32, &w, "", "record", &count) < 0)
+        return -1;
+    if (count == 0) {
+        Py_INCREF(empty_tuple);
+        *out = empty_tuple;
+        return 0;
+    }
+    if (count < 0) {
+        field_name(&w, "", field);
+        return fail("invalid", PyUnicode_FromFormat("invalid %s %lld", field, (long long)count),
+                    start, field);
+    }
+    /* A header needs at least 2 bytes: never size the tuple by the claimed count alone. */
+    Py_ssize_t room = (limit - *pos) / 2;
+    PyObject *headers = PyTuple_New(count < room ? (Py_ssize_t)count : room);
+    if (headers == NULL)
+        return -1;
+    for (Py_ssize_t j = 0; j < count; j++) {
+        PyObject *key = NULL, *value = NULL, *h;
+        Where kw = {index, ".key", j}, vw = {index, ".value", j};
+        if (read_bytes(s, pos, limit, &kw, 0, &key) < 0 ||
+            read_bytes(s, pos, limit, &vw, 1, &value) < 0) {
+            Py_XDECREF(key);
+            Py_DECREF(headers);
+            return -1;
+        }
+        h = new_header(key, value);
+        if (h == NULL) {
+            Py_DECREF(headers);
+            return -1;
+        }
+        PyTuple_SET_ITEM(headers, j, h);
+    }
+    *out = headers;
+    return 0;
+}
+
+static PyObject *read_record(const Section *s, Py_ssize_t *pos, Py_ssize_t index) {
+    Where w = {index, ".length", -1};
+    Py_ssize_t start = *pos, body, limit, p;
+    int64_t length, ts_delta, off_delta;
+    char field[FIELD_CAP];
+    PyObject *key = NULL, *value = NULL, *headers = NULL, *rec;
+    if (read_varint(s, pos, s->size, 5, 32, &w, "", SECTION, &length) < 0)
+        return NULL;
+    body = *pos;
+    if (length < 0) {
+        field_name(&w, "", field);
+        fail("corrupt", PyUnicode_FromFormat("%s %lld is negative", field, (long long)length),
+             start, field);
+        return NULL;
+    }
+    if (length > s->size - body) {
+        field_name(&w, "", field);
+        fail("invalid",
+             PyUnicode_FromFormat("%s %lld extends beyond the end of the " SECTION, field,
+                                  (long long)length),
+             start, field);
+        return NULL;
+    }
+    limit = body + (Py_ssize_t)length;
+    if (body >= limit) {
+        Where aw = {index, ".attributes", -1};
+        field_name(&aw, "", field);
+        fail("invalid", PyUnicode_FromFormat("%s extends beyond the end of the record", field),
+             body, field);
+        return NULL;
+    }
+    int8_t attributes = (int8_t)s->buf[body]; /* signed, as Kafka reads it */
+    p = body + 1;
+    Where tw = {index, ".timestampDelta", -1}, ow = {index, ".offsetDelta", -1};
+    Where kw = {index, ".key", -1}, vw = {index, ".value", -1};
+    if (read_varint(s, &p, limit, 10, 64, &tw, "", "record", &ts_delta) < 0 ||
+        read_varint(s, &p, limit, 5, 32, &ow, "", "record", &off_delta) < 0 ||
+        read_bytes(s, &p, limit, &kw, 1, &key) < 0 ||
+        read_bytes(s, &p, limit, &vw, 1, &value) < 0 ||
+        read_headers(s, &p, limit, index, &headers) < 0)
+        goto error;
+    if (p != limit) {
+        field_name(&w, "", field);
+        fail("invalid",
+             PyUnicode_FromFormat("%s %lld but the fields end %zd bytes earlier", field,
+                                  (long long)length, limit - p),
+             start, field);
+        goto error;
+    }
+    rec = record_type->tp_alloc(record_type, 0);
+    if (rec == NULL)
+        goto error;
+    SLOT(rec, record_offsets[R_KEY]) = key;
+    SLOT(rec, record_offsets[R_VALUE]) = value;
+    SLOT(rec, record_offsets[R_HEADERS]) = headers;
+    SLOT(rec, record_offsets[R_ATTRIBUTES]) = PyLong_FromLong(attributes);
+    SLOT(rec, record_offsets[R_TIMESTAMP_DELTA]) = PyLong_FromLongLong(ts_delta);
+    SLOT(rec, record_offsets[R_OFFSET_DELTA]) = PyLong_FromLongLong(off_delta);
+    if (SLOT(rec, record_offsets[R_TIMESTAMP_DELTA]) == NULL ||
+        SLOT(rec, record_offsets[R_OFFSET_DELTA]) == NULL) {
+        Py_DECREF(rec);
+        return NULL;
+    }
+    *pos = limit;
+    return rec;
+error:
+    Py_XDECREF(key);
+    Py_XDECREF(value);
+    Py_XDECREF(headers);
+    return NULL;
+}
+
+static PyObject *decode_section(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, end, count, pos = 0, filled = 0;
+    (void)self;
+    if (record_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_cscan.init() was not called");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "y*nnn:decode_section", &view, &start, &end, &count))
+        return NULL;
+    if (start < 0 || end < start || end > view.len || count < 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "decode_section: bad start, end or count");
+        return NULL;
+    }
+    Section s = {(const uint8_t *)view.buf + start, end - start};
+    Py_ssize_t room = s.size / MIN_RECORD_SIZE;
+    PyObject *records = PyTuple_New(count < room ? count : room);
+    if (records == NULL)
+        goto error;
+    for (; filled < count; filled++) {
+        PyObject *rec = read_record(&s, &pos, filled);
+        if (rec == NULL)
+            goto error;
+        PyTuple_SET_ITEM(records, filled, rec);
+    }
+    if (pos != s.size) {
+        fail("invalid",
+             PyUnicode_FromFormat("%zd bytes remain after the last of %zd records", s.size - pos,
+                                  count),
+             pos, "records");
+        goto error;
+    }
+    PyBuffer_Release(&view);
+    return records;
+error:
+    Py_XDECREF(records);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* Offsets of the named __slots__ members of `type`, checked to be object slots. */
+static int slot_offsets(PyTypeObject *type, const char *const *names, Py_ssize_t *offsets,
+                        int n) {
+    if (type->tp_dictoffset != 0 || type->tp_itemsize != 0) {
+        PyErr_Format(PyExc_TypeError, "%s must be a slots class", type->tp_name);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *descr = PyDict_GetItemString(type->tp_dict, names[i]);
+        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+            PyErr_Format(PyExc_TypeError, "%s.%s is not a slot", type->tp_name, names[i]);
+            return -1;
+        }
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type != T_OBJECT_EX || member->offset <= 0 ||
+            member->offset + (Py_ssize_t)sizeof(PyObject *) > type->tp_basicsize) {
+            PyErr_Format(PyExc_TypeError, "%s.%s is not an object slot", type->tp_name,
+                         names[i]);
+            return -1;
+        }
+        offsets[i] = member->offset;
+    }
+    return 0;
+}
+
+static PyObject *init(PyObject *self, PyObject *args) {
+    PyTypeObject *rec, *hdr;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!:init", &PyType_Type, &rec, &PyType_Type, &hdr))
+        return NULL;
+    if (slot_offsets(rec, record_fields, record_offsets, 6) < 0 ||
+        slot_offsets(hdr, header_fields, header_offsets, 2) < 0)
+        return NULL;
+    Py_INCREF(rec);
+    Py_INCREF(hdr);
+    Py_XSETREF(record_type, rec);
+    Py_XSETREF(header_type, hdr);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"init", init, METH_VARARGS, "init(Record, Header): learn the slot layout of the model types."},
+    {"decode_section", decode_section, METH_VARARGS,
+     "decode_section(buffer, start, end, count) -> tuple[Record, ...]"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cscan",
+                                    "C decoder of magic-2 records sections.", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__cscan(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    decode_error = PyErr_NewException("lethe_formats.records._cscan.DecodeError", NULL, NULL);
+    empty_tuple = PyTuple_New(0);
+    if (decode_error == NULL || empty_tuple == NULL ||
+        PyModule_AddObjectRef(m, "DecodeError", decode_error) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
