@@ -7,7 +7,7 @@ doc: |
   The generic checkpoint file of a log directory (replication-offset-,
   recovery-point-offset-, log-start-offset-, cleaner-offset-checkpoint) and
   of a partition (leader-epoch-checkpoint). UTF-8 text, one item a line,
-  each line ended by '\n':
+  each line ended by a line feed (LF, byte 10):
 
     <version>   line 1, an integer (0 for all these files)
     <count>     line 2, the number of entry lines
@@ -16,14 +16,15 @@ doc: |
 
   An empty file, or one that ends after the version line, holds no entries,
   so both header lines are optional here. Every line after the count line is
-  an entry; a last line without '\n' still counts, as with Java's readLine.
+  an entry; a last line without LF still counts, as with Java's readLine.
 
   Kaitai can split the lines but not check them, so
-  lethe_formats/ksy/adapter.py converts and checks what CheckpointFile's
+  lethe_formats/ksy/adapter_files.py converts and checks what CheckpointFile's
   reader checks: integers parsed like Integer/Long.parseInt (Kaitai's
   `to_i` maps to Python's int(), which also takes blanks and '_'), the
-  version, fields split on `\s+`, the entry count against the count line,
-  and '\r' line ends (readLine also ends a line at '\r', which a one-byte
+  version, fields split on runs of ASCII whitespace (Java's backslash-s+),
+  the entry count against the count line, and CR line ends (readLine also
+  ends a line at a lone CR or at CR LF, which a one-byte
   Kaitai terminator cannot).
 seq:
   - id: version_line

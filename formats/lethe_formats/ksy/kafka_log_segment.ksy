@@ -147,6 +147,13 @@ types:
       delete_horizon_ms:
         value: base_timestamp
         if: has_delete_horizon
+      last_sequence:
+        value: >-
+          base_sequence == -1 ? -1
+          : (base_sequence + last_offset_delta > 2147483647
+            ? base_sequence + last_offset_delta - 2147483648
+            : base_sequence + last_offset_delta)
+        doc: baseSequence + lastOffsetDelta, wrapping at Int.MAX like Kafka.
       base_offset:
         value: _parent._parent.offset
       last_offset:
@@ -160,13 +167,14 @@ types:
 
         12 crc uint32, CRC32 (IEEE/zlib) over magic..end of the message
         16 magic int8
-        17 attributes int8 (bits 0-2 codec; bit 3 LogAppendTime, v1 only)
+        17 attributes uint8 (bits 0-2 codec; bit 3 LogAppendTime, v1 only)
         18 timestamp int64 (v1 only)
         .. keyLength int32, key, valueLength int32, value
 
       Kafka treats any negative length as null (it slices only when the
-      length is >= 0); lethe's adapter accepts only -1. A compressed wrapper's value holds the compressed
-      inner entries; the adapter decompresses and parses them.
+      length is >= 0); lethe's adapter accepts only -1. A compressed
+      wrapper's value holds the compressed inner entries; the adapter
+      decompresses and parses them with this spec's top-level type.
     seq:
       - id: crc
         type: u4

@@ -17,7 +17,7 @@ doc: |
 
   Kafka's sanity checks (a length that is a multiple of 8; the last offset
   not below the base) are not parse rules: a partial last entry ends up in
-  `trailing`, and lethe_formats/ksy/adapter.py reports it as a corrupt
+  `trailing`, and lethe_formats/ksy/adapter_files.py reports it as a corrupt
   index. There is no checksum in index files.
 seq:
   - id: entries

@@ -10,9 +10,9 @@ doc: |
     version: 0
     topic_id: <Uuid in URL-safe base64 without padding>
 
-  Kafka splits each line on `:\s+` and needs two parts; it rejects a
+  Kafka splits each line at a colon followed by whitespace and needs two parts; it rejects a
   negative version, a zero Uuid and a malformed line. Those checks, and the
-  base64 decoding of the Uuid, are done by lethe_formats/ksy/adapter.py:
+  base64 decoding of the Uuid, are done by lethe_formats/ksy/adapter_files.py:
   Kaitai only splits the lines here.
 seq:
   - id: version_line

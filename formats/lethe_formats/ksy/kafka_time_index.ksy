@@ -12,7 +12,7 @@ doc: |
 
   Timestamps never decrease. Kafka's sanity checks (a length that is a
   multiple of 12; non-decreasing timestamps) are not parse rules: a partial
-  last entry lands in `trailing`, and lethe_formats/ksy/adapter.py reports
+  last entry lands in `trailing`, and lethe_formats/ksy/adapter_files.py reports
   it as a corrupt index.
 seq:
   - id: entries

@@ -14,7 +14,7 @@ doc: |
     18 lastOffset       int64  absolute (the ABORT marker's offset)
     26 lastStableOffset int64  absolute
 
-  A partial last entry lands in `trailing`; lethe_formats/ksy/adapter.py
+  A partial last entry lands in `trailing`; lethe_formats/ksy/adapter_files.py
   reports it as a corrupt index.
 seq:
   - id: entries
