@@ -1,0 +1,64 @@
+"""The commands recorded in the golden ``dump.txt`` files, as bytes.
+
+Each dump.txt is a series of ``### bin/kafka-dump-log.sh <args>`` lines, each
+followed by that command's verbatim stdout and, when there was any, a
+``### (stderr of the command above; ...)`` line and its stderr (with the
+absolute directory prefix removed). Payloads printed by ``--print-data-log``
+may hold raw newlines and control bytes, so the text is kept as bytes and
+split on ``\\n`` only; a section ends where the next ``### `` header starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lethe_formats.fixtures import fixtures_root
+
+__all__ = ["GoldenCommand", "golden_commands", "golden_root"]
+
+_COMMAND = b"### bin/kafka-dump-log.sh "
+_STDERR = b"### (stderr of the command above"
+
+
+def golden_root() -> Path:
+    return fixtures_root() / "golden"
+
+
+@dataclass
+class GoldenCommand:
+    """One kafka-dump-log run: where it ran, its arguments, stdout and stderr bytes."""
+
+    folder: Path
+    args: list[str]
+    stdout: bytes = b""
+    stderr: bytes = b""
+    _in_stderr: bool = field(default=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        case = self.folder.relative_to(golden_root()).as_posix()
+        return f"{case}:{' '.join(self.args)}"
+
+
+def _parse(path: Path) -> list[GoldenCommand]:
+    commands: list[GoldenCommand] = []
+    for line in path.read_bytes().splitlines(keepends=True):
+        if line.startswith(_COMMAND):
+            args = line[len(_COMMAND) :].decode("utf-8").split()
+            commands.append(GoldenCommand(path.parent, args))
+        elif line.startswith(_STDERR):
+            commands[-1]._in_stderr = True
+        elif commands[-1]._in_stderr:
+            commands[-1].stderr += line
+        else:
+            commands[-1].stdout += line
+    return commands
+
+
+def golden_commands() -> list[GoldenCommand]:
+    """Every command of every dump.txt (all cases, all passes), in file order."""
+    commands: list[GoldenCommand] = []
+    for path in sorted(golden_root().rglob("dump.txt")):
+        commands += _parse(path)
+    return commands
