@@ -467,7 +467,11 @@ class CountedArray(_AnySubconstruct):
     A negative count is ``negative`` (Kafka: InvalidRecordException "Found
     invalid number of record headers" / "invalid record count"). A huge count
     cannot make us loop long: every element needs at least one byte, so the
-    parse stops at the end of the bounded sub-stream with a typed error.
+    parse stops at the end of the bounded sub-stream with a typed error, which
+    ``truncated`` (when given) converts: fewer records than the count says is
+    Kafka's InvalidRecordException, not a torn write. ``at`` (a context
+    lambda, typically a ``Tell`` taken before the count) locates the count
+    field for the error.
     """
 
     def __init__(
@@ -477,22 +481,32 @@ class CountedArray(_AnySubconstruct):
         *,
         what: str,
         negative: ErrorClass = InvalidRecordError,
+        truncated: ErrorClass | None = None,
+        at: Any = None,
     ) -> None:
         super().__init__(subcon)
         self.count = count
+        self.at = at
         self.what = what
         self.negative = negative
+        self.truncated = truncated
 
     def _parse(self, stream: IO[bytes], context: Any, path: str) -> ListContainer[Any]:
         count = evaluate(self.count, context)
         if count < 0:
+            position = stream.tell() if self.at is None else evaluate(self.at, context)
             raise self.negative(
-                f"Found invalid {self.what} {count}", position=stream.tell(), field=self.what
+                f"Found invalid {self.what} {count}", position=position, field=self.what
             )
         out: ListContainer[Any] = ListContainer()
-        for index in range(count):
-            context._index = index
-            out.append(self.subcon._parsereport(stream, context, path))
+        try:
+            for index in range(count):
+                context._index = index
+                out.append(self.subcon._parsereport(stream, context, path))
+        except TruncatedError as error:
+            if self.truncated is None:
+                raise
+            raise _convert(error, self.truncated) from None
         return out
 
     def _build(self, obj: Any, stream: IO[bytes], context: Any, path: str) -> Any:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from construct import ConstructError, IfThenElse, Rebuild, Struct, len_, this
+from construct import ConstructError, IfThenElse, Rebuild, Struct, Tell, len_, this
 
 from lethe_formats.compression import resolve_codec
 from lethe_formats.crc import crc32c
@@ -108,7 +108,13 @@ _LEFTOVER = "Incorrect declared batch size, records still remaining in file"
 
 def _records_area() -> Any:
     """The records themselves, or one compressed block holding them."""
-    records = CountedArray(this.records_count, RecordSchema, what="record count")
+    records = CountedArray(
+        this.records_count,
+        RecordSchema,
+        what="record count",
+        truncated=InvalidRecordError,
+        at=lambda context: context._records_count_at,
+    )
     return IfThenElse(
         lambda context: _codec(context) == 0,
         records,
@@ -126,6 +132,7 @@ BatchBody = Struct(
     "producer_id" / Int64,
     "producer_epoch" / Int16,
     "base_sequence" / Int32,
+    "_records_count_at" / Tell,
     "records_count" / Rebuild(Int32, len_(this.records)),
     "records" / _records_area(),
     ExpectEnd(InvalidRecordError, _LEFTOVER),

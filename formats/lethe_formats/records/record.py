@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from construct import Rebuild, Struct, len_, this
+from construct import Rebuild, Struct, Tell, len_, this
 
 from lethe_formats.errors import InvalidRecordError
 from lethe_formats.model import Header, Record
@@ -55,8 +55,12 @@ RecordBody = Struct(
     "offset_delta" / VarInt,
     "key" / VarBytes,
     "value" / VarBytes,
+    "_headers_count_at" / Tell,
     "headers_count" / Rebuild(VarInt, len_(this.headers)),
-    "headers" / CountedArray(this.headers_count, HeaderSchema, what="headers count"),
+    "headers"
+    / CountedArray(
+        this.headers_count, HeaderSchema, what="headers count", at=this._headers_count_at
+    ),
 )
 
 #: One record: its varint length, then exactly that many bytes of body.
