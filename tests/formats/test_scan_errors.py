@@ -205,9 +205,9 @@ def malformed_batches() -> list[tuple[str, bytes, type[FormatError], int]]:
             encode_varint(len(good)) + good[1:] + b"\x00",
             1,
             InvalidRecordError,
-            r,
+            r + len(good),  # where the unread byte starts
         ),
-        ("count-above-records", good + good, 3, TruncatedError, r + 2 * len(good)),
+        ("count-above-records", good + good, 3, InvalidRecordError, r + 2 * len(good)),
         ("count-below-records", good + good, 1, InvalidRecordError, r + len(good)),
     ]
     return [(name, batch_bytes(recs, n), err, pos) for name, recs, n, err, pos in cases]

@@ -9,12 +9,11 @@
  * It is the twin of _pyscan.decode_section: the same checks in the same order,
  * the same messages and field names. On bad input it raises
  * _cscan.DecodeError(kind, message, position, field) with `kind` one of
- * "invalid", "varint", "truncated", "corrupt" and `position` relative to
- * `start`; scan.py turns that into InvalidRecordError / VarintError /
- * TruncatedError / CorruptRecordError with an absolute position. The classes
- * follow the Construct schema: the section ending inside a record's length
- * is truncation, a negative record length is corruption, an over-long varint
- * a VarintError, any other fault inside a record InvalidRecordError.
+ * "invalid", "varint", "corrupt" and `position` relative to `start`; scan.py
+ * turns that into InvalidRecordError / VarintError / CorruptRecordError with
+ * an absolute position. The classes follow the Construct schema: a negative
+ * record length is corruption, an over-long varint a VarintError, any other
+ * fault (a section shorter than its count too) InvalidRecordError.
  * Any negative key/value length reads as null, as Kafka reads it.
  *
  * One record (DefaultRecord.java):
@@ -40,7 +39,6 @@
 #include <structmember.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #define MIN_RECORD_SIZE 7
 #define FIELD_CAP 96
@@ -107,7 +105,7 @@ static int read_varint(const Section *s, Py_ssize_t *pos, Py_ssize_t limit, int 
     for (int i = 0; i < max_bytes; i++) {
         if (start + i >= limit) {
             field_name(w, extra, field);
-            return fail(strcmp(what, SECTION) == 0 ? "truncated" : "invalid",
+            return fail("invalid",
                         PyUnicode_FromFormat("%s extends beyond the end of the %s", field, what),
                         start, field);
         }
@@ -269,7 +267,7 @@ static PyObject *read_record(const Section *s, Py_ssize_t *pos, Py_ssize_t index
         fail("invalid",
              PyUnicode_FromFormat("%s %lld but the fields end %zd bytes earlier", field,
                                   (long long)length, limit - p),
-             start, field);
+             p, field);
         goto error;
     }
     rec = record_type->tp_alloc(record_type, 0);

@@ -32,10 +32,10 @@ claimed length. Like Kafka (and the Construct schema in ``record.py``), any
 negative key/value length reads as null; a negative header key length or
 headers count is an InvalidRecordError.
 
-Error classes follow the Construct schema: a section that ends inside a
-record's length varint is a TruncatedError, a negative record length a
+Error classes follow the Construct schema: a negative record length is a
 CorruptRecordError, an over-long varint a VarintError, and every other fault
-inside a record Kafka's InvalidRecordException (InvalidRecordError).
+(including a section shorter than its record count) Kafka's
+InvalidRecordException, InvalidRecordError.
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ from lethe_formats.crc import crc32
 from lethe_formats.errors import (
     ChecksumError,
     CorruptRecordError,
-    FormatError,
     InvalidRecordError,
     TruncatedError,
     UnsupportedCompressionError,
@@ -83,8 +82,9 @@ def _varint(  # noqa: PLR0917 - positional on purpose: the hot path
     for i in range(max_bytes):
         if pos + i >= limit:
             field = _name(where)
-            klass: type[FormatError] = TruncatedError if what == _SECTION else InvalidRecordError
-            raise klass(f"{field} extends beyond the end of the {what}", position=pos, field=field)
+            raise InvalidRecordError(
+                f"{field} extends beyond the end of the {what}", position=pos, field=field
+            )
         byte = buf[pos + i]
         result |= (byte & 0x7F) << shift
         if not byte & 0x80:
@@ -169,7 +169,7 @@ def _record(buf: Readable, pos: int, end: int, index: int) -> tuple[Record, int]
         field = _name(where)
         raise InvalidRecordError(
             f"{field} {length} but the fields end {limit - p} bytes earlier",
-            position=pos,
+            position=p,
             field=field,
         )
     return Record(attributes, delta_ts, delta_off, key, value, headers), limit

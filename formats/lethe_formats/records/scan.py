@@ -87,7 +87,6 @@ _UINT32 = struct.Struct(">I")
 _C_ERRORS: dict[str, type[FormatError]] = {
     "invalid": InvalidRecordError,
     "varint": VarintError,
-    "truncated": TruncatedError,
     "corrupt": CorruptRecordError,
 }
 
