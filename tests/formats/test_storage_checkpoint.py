@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from lethe_formats.errors import CheckpointError
-from lethe_formats.storage import atomic
 from lethe_formats.storage.checkpoint import (
     CHECKPOINT_KINDS,
+    EpochEntry,
     LeaderEpochCheckpoint,
     OffsetCheckpoint,
+    TopicPartitionOffset,
     format_leader_epoch_checkpoint,
     format_offset_checkpoint,
     read_leader_epoch_checkpoint,
@@ -144,7 +145,7 @@ def test_invalid_utf8_is_an_ioexception() -> None:
 
 def test_leader_epoch_entries_are_epoch_and_start_offset() -> None:
     checkpoint = read_leader_epoch_checkpoint("0\n2\n0 0\n4 17\n")
-    assert checkpoint == LeaderEpochCheckpoint(0, ((0, 0), (4, 17)))
+    assert checkpoint == LeaderEpochCheckpoint(0, (EpochEntry(0, 0), EpochEntry(4, 17)))
     assert checkpoint.as_dict() == {0: 0, 4: 17}
     with pytest.raises(CheckpointReadError) as info:
         read_leader_epoch_checkpoint("0\n1\n0 1 2\n", file="lec")
@@ -204,14 +205,15 @@ INT64 = st.integers(-(2**63), 2**63 - 1)
 def test_offset_checkpoint_round_trips(entries: list[tuple[str, int, int]]) -> None:
     text = format_offset_checkpoint(entries)
     checkpoint = read_offset_checkpoint(text)
-    assert checkpoint == OffsetCheckpoint(0, tuple(entries))
+    assert checkpoint == OffsetCheckpoint(0, tuple(TopicPartitionOffset(*e) for e in entries))
     assert format_offset_checkpoint(checkpoint.entries) == text
 
 
 @given(st.lists(st.tuples(st.integers(-(2**31), 2**31 - 1), INT64), max_size=30))
 def test_leader_epoch_checkpoint_round_trips(entries: list[tuple[int, int]]) -> None:
     text = format_leader_epoch_checkpoint(entries)
-    assert read_leader_epoch_checkpoint(text) == LeaderEpochCheckpoint(0, tuple(entries))
+    expected = tuple(EpochEntry(*e) for e in entries)
+    assert read_leader_epoch_checkpoint(text) == LeaderEpochCheckpoint(0, expected)
 
 
 @given(st.binary(max_size=64))
@@ -241,7 +243,7 @@ def test_atomic_write_fsyncs_the_tmp_file_and_the_directory(
         synced.append(os.readlink(f"/proc/self/fd/{fd}"))
         real_fsync(fd)
 
-    monkeypatch.setattr(atomic.os, "fsync", recording_fsync)
+    monkeypatch.setattr(os, "fsync", recording_fsync)
     path = tmp_path / "cleaner-offset-checkpoint"
     write_checkpoint_atomically(path, "0\n0\n")
     assert synced == [str(path) + ".tmp", str(tmp_path)]
@@ -257,7 +259,7 @@ def test_a_crash_before_the_rename_leaves_the_original_intact(
     def crash(src: object, dst: object) -> None:
         raise SystemExit("power lost before rename")
 
-    monkeypatch.setattr(atomic.os, "replace", crash)
+    monkeypatch.setattr(os, "replace", crash)
     with pytest.raises(SystemExit):
         write_offset_checkpoint(path, [("golden", 0, 41)])
     assert path.read_text() == original

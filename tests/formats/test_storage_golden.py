@@ -14,8 +14,10 @@ from lethe_formats.fixtures import fixtures_root
 from lethe_formats.storage.checkpoint import (
     CHECKPOINT_KINDS,
     OFFSET_CHECKPOINT_FILES,
+    EpochEntry,
     LeaderEpochCheckpoint,
     OffsetCheckpoint,
+    TopicPartitionOffset,
     format_checkpoint,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
@@ -205,7 +207,11 @@ def test_checkpoint_reformats_to_the_identical_bytes(path: Path) -> None:
 
 def test_delete_records_log_start_offset_checkpoint_is_as_the_readme_says() -> None:
     checkpoint = read_offset_checkpoint(GOLDEN / "delete-records" / "log-start-offset-checkpoint")
-    assert checkpoint == OffsetCheckpoint(0, (("golden-delrec", 0, 19), ("golden-delrec", 2, 30)))
+    expected = (
+        TopicPartitionOffset("golden-delrec", 0, 19),
+        TopicPartitionOffset("golden-delrec", 2, 30),
+    )
+    assert checkpoint == OffsetCheckpoint(0, expected)
     assert checkpoint.as_dict() == {("golden-delrec", 0): 19, ("golden-delrec", 2): 30}
 
 
@@ -226,7 +232,9 @@ def test_leader_epoch_checkpoint_moves_to_the_log_start_offset() -> None:
     case = json.loads((GOLDEN / "delete-records" / "case.json").read_text())
     for partition, start in case["log_start_offsets_after_delete"].items():
         path = GOLDEN / "delete-records" / f"golden-delrec-{partition}" / "leader-epoch-checkpoint"
-        assert read_leader_epoch_checkpoint(path) == LeaderEpochCheckpoint(0, ((0, start),))
+        assert read_leader_epoch_checkpoint(path) == LeaderEpochCheckpoint(
+            0, (EpochEntry(0, start),)
+        )
 
 
 def test_cleaner_offset_checkpoint_is_the_end_of_each_cleaned_dirty_section() -> None:
