@@ -32,20 +32,33 @@ output of :func:`compress` must not depend on time or host. cramjam's gzip
 header has mtime 0, XFL 0 and OS 255 (unknown); its lz4 frame, raw snappy and
 zstd outputs depend only on the input and the fixed default levels we pass.
 
+:class:`Compressed` is the Construct form used by the record schemas: the rest
+of a stream is one compressed block holding a subcon.
+
 Every failure of a codec library becomes a CorruptRecordError whose position
 is relative to ``data`` (callers re-anchor it with ``FormatError.at``).
 """
 
 from __future__ import annotations
 
+import io
 import struct
+from typing import IO, Any
 
 import cramjam
+from construct import Construct, SizeofError
+from construct.core import evaluate
 
-from lethe_formats.errors import CorruptRecordError, UnsupportedCompressionError
+from lethe_formats.errors import (
+    CorruptRecordError,
+    FormatError,
+    InvalidRecordError,
+    UnsupportedCompressionError,
+)
 from lethe_formats.model import Compression
+from lethe_formats.primitives import AnySubconstruct, field_name, relocate, remaining
 
-__all__ = ["XERIAL_MAGIC", "compress", "decompress", "resolve_codec", "xxh32"]
+__all__ = ["XERIAL_MAGIC", "Compressed", "compress", "decompress", "resolve_codec", "xxh32"]
 
 Buffer = bytes | bytearray | memoryview
 
@@ -266,3 +279,58 @@ def _fix_lz4_header_checksum(frame: bytes) -> bytes:
 def _break_lz4_header_checksum(frame: bytes) -> bytes:
     """The frame with Kafka's magic-0 HC byte (hash including the magic number)."""
     return _with_checksum(frame, 0)
+
+
+# --- the Construct form ----------------------------------------------------------------
+
+
+class Compressed(AnySubconstruct):
+    """The rest of the stream is one block compressed with ``codec``; ``subcon``
+    is parsed from the decompressed bytes and must consume all of them.
+
+    ``codec`` and ``magic`` are ints or context lambdas. Faults inside the
+    decompressed bytes have no file position: they are relocated to the start
+    of the compressed block and keep their offset in the message. Building
+    compresses deterministically; the context parameter ``snappy_framing``
+    picks raw or xerial snappy.
+    """
+
+    def __init__(
+        self, subcon: Construct[Any, Any], codec: Any, magic: Any, *, leftover: str
+    ) -> None:
+        super().__init__(subcon)
+        self.codec = codec
+        self.magic = magic
+        self.leftover = leftover
+
+    def _parse(self, stream: IO[bytes], context: Any, path: str) -> Any:
+        start = stream.tell()
+        codec = evaluate(self.codec, context)
+        try:
+            plain = decompress(codec, stream.read(), magic=evaluate(self.magic, context))
+        except FormatError as error:
+            raise error.at(offset=start) from None
+        inner = io.BytesIO(plain)
+        try:
+            obj = self.subcon._parsereport(inner, context, path)
+            left = remaining(inner)
+            if left:
+                raise InvalidRecordError(
+                    f"{self.leftover} ({left} bytes)", position=inner.tell(), field=field_name(path)
+                )
+        except FormatError as error:
+            note = f"at byte {error.position} of the decompressed data"
+            raise relocate(error, start, note) from None
+        return obj
+
+    def _build(self, obj: Any, stream: IO[bytes], context: Any, path: str) -> Any:
+        inner = io.BytesIO()
+        built = self.subcon._build(obj, inner, context, path)
+        framing = context._params.get("snappy_framing", "raw")
+        codec = evaluate(self.codec, context)
+        magic = evaluate(self.magic, context)
+        stream.write(compress(codec, inner.getvalue(), magic=magic, snappy_framing=framing))
+        return built
+
+    def _sizeof(self, context: Any, path: str) -> int:
+        raise SizeofError("variable size", path=path)

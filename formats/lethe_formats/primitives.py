@@ -30,11 +30,9 @@ Building blocks::
     HeaderKeyBytes                    varint length, must be >= 0
     SizePrefixed(length, subcon)      exact-size sub-stream, bounded
     Checksummed(crc, fn, subcon)      a CRC followed by the bytes it covers
-    BitFields(int, name=(lsb, width)) named bits of an integer
     CountedArray(count, subcon)       count read earlier, negative is invalid
     ExpectEnd(error)                  nothing may follow
     Ensure(check, error, field)       a rule on fields already parsed
-    Compressed(subcon, codec, magic)  a compressed block holding subcon
 """
 
 from __future__ import annotations
@@ -45,7 +43,6 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from construct import (
-    Adapter,
     Construct,
     Container,
     ListContainer,
@@ -54,7 +51,6 @@ from construct import (
 )
 from construct.core import BytesIOWithOffsets, evaluate
 
-from lethe_formats.compression import compress, decompress
 from lethe_formats.errors import (
     ChecksumError,
     CorruptRecordError,
@@ -65,9 +61,8 @@ from lethe_formats.errors import (
 from lethe_formats.varint import encode_varint, encode_varlong, read_varint, read_varlong
 
 __all__ = [
-    "BitFields",
+    "AnySubconstruct",
     "Checksummed",
-    "Compressed",
     "CountedArray",
     "Ensure",
     "ExpectEnd",
@@ -98,12 +93,10 @@ if TYPE_CHECKING:
     _IntConstruct = Construct[int, int]
     _BytesConstruct = Construct[bytes | None, bytes | None]
     _NoneConstruct = Construct[None, None]
-    _AnySubconstruct = Subconstruct[Any, Any, Any, Any]
-    _BitsAdapter = Adapter[int, int, Container[Any], Any]
+    AnySubconstruct = Subconstruct[Any, Any, Any, Any]
 else:
     _IntConstruct = _BytesConstruct = _NoneConstruct = Construct
-    _AnySubconstruct = Subconstruct
-    _BitsAdapter = Adapter
+    AnySubconstruct = Subconstruct
 
 
 class Window(BytesIOWithOffsets):
@@ -279,7 +272,7 @@ HeaderKeyBytes = NullableBytes(VarInt, nullable=False)
 Int32Bytes = NullableBytes(Int32)
 
 
-class SizePrefixed(_AnySubconstruct):
+class SizePrefixed(AnySubconstruct):
     """A length field, then ``subcon`` parsed from exactly that many bytes.
 
     Unlike Construct's ``Prefixed`` the length is checked before anything is
@@ -358,7 +351,7 @@ def _convert(error: FormatError, klass: ErrorClass) -> FormatError:
     return converted
 
 
-class Checksummed(_AnySubconstruct):
+class Checksummed(AnySubconstruct):
     """A checksum field followed by the bytes it covers, up to the stream's end.
 
     Kafka puts the CRC *before* the bytes it covers (v2: CRC at 17 covers
@@ -406,62 +399,7 @@ class Checksummed(_AnySubconstruct):
         raise SizeofError("variable size", path=path)
 
 
-class BitFields(_BitsAdapter):
-    """Named bit ranges of an integer field: ``name=(lowest_bit, width)``.
-
-    Parsing gives a Container with one int per name (width-1 fields as bools)
-    plus ``raw``, the whole value; building ORs the names back together, and
-    bits no name covers are taken from ``raw`` so that reserved bits survive a
-    round trip. Signed fields are handled through their unsigned image.
-    """
-
-    def __init__(self, subcon: Construct[Any, Any], width: int, **fields: tuple[int, int]) -> None:
-        super().__init__(subcon)
-        self.width = width
-        self.fields = fields
-
-    def _decode(self, obj: int, context: Any, path: str | None) -> Container[Any]:
-        unsigned = obj & ((1 << self.width) - 1)
-        out = Container(raw=obj)
-        for name, (low, size) in self.fields.items():
-            value = (unsigned >> low) & ((1 << size) - 1)
-            out[name] = bool(value) if size == 1 else value
-        return out
-
-    def _encode(self, obj: Any, context: Any, path: str) -> int:
-        return self.to_int(obj)
-
-    def to_int(self, obj: Any) -> int:
-        """The signed value of an int or a container/dict of named bits.
-
-        Starts from ``raw`` (when given) and overrides each named part present.
-        """
-        if isinstance(obj, int):
-            return obj
-        mask = (1 << self.width) - 1
-        unsigned = int(obj.get("raw", 0)) & mask
-        for name, (low, size) in self.fields.items():
-            if name not in obj:
-                continue
-            value = int(obj[name])
-            if not 0 <= value < (1 << size):
-                raise ValueError(f"{name}={value} does not fit in {size} bits")
-            unsigned = (unsigned & ~(((1 << size) - 1) << low)) | (value << low)
-        if unsigned >= 1 << (self.width - 1):
-            return unsigned - (1 << self.width)
-        return unsigned
-
-    def part(self, obj: Any, name: str) -> int:
-        """One named part of an int or container (the build side sees either)."""
-        low, size = self.fields[name]
-        return (self.to_int(obj) >> low) & ((1 << size) - 1)
-
-    def from_int(self, value: int) -> Container[Any]:
-        """The named bits of ``value``."""
-        return self._decode(value, None, None)
-
-
-class CountedArray(_AnySubconstruct):
+class CountedArray(AnySubconstruct):
     """``count`` (evaluated from the context) elements of ``subcon``.
 
     A negative count is ``negative`` (Kafka: InvalidRecordException "Found
@@ -569,55 +507,3 @@ class Ensure(_NoneConstruct):
 
     def _sizeof(self, context: Any, path: str) -> int:
         return 0
-
-
-class Compressed(_AnySubconstruct):
-    """The rest of the stream is one block compressed with ``codec``; ``subcon``
-    is parsed from the decompressed bytes and must consume all of them.
-
-    ``codec`` and ``magic`` are ints or context lambdas. Faults inside the
-    decompressed bytes have no file position: they are relocated to the start
-    of the compressed block and keep their offset in the message. Building
-    compresses deterministically; the context parameter ``snappy_framing``
-    picks raw or xerial snappy.
-    """
-
-    def __init__(
-        self, subcon: Construct[Any, Any], codec: Any, magic: Any, *, leftover: str
-    ) -> None:
-        super().__init__(subcon)
-        self.codec = codec
-        self.magic = magic
-        self.leftover = leftover
-
-    def _parse(self, stream: IO[bytes], context: Any, path: str) -> Any:
-        start = stream.tell()
-        codec = evaluate(self.codec, context)
-        try:
-            plain = decompress(codec, stream.read(), magic=evaluate(self.magic, context))
-        except FormatError as error:
-            raise error.at(offset=start) from None
-        inner = io.BytesIO(plain)
-        try:
-            obj = self.subcon._parsereport(inner, context, path)
-            left = remaining(inner)
-            if left:
-                raise InvalidRecordError(
-                    f"{self.leftover} ({left} bytes)", position=inner.tell(), field=field_name(path)
-                )
-        except FormatError as error:
-            note = f"at byte {error.position} of the decompressed data"
-            raise relocate(error, start, note) from None
-        return obj
-
-    def _build(self, obj: Any, stream: IO[bytes], context: Any, path: str) -> Any:
-        inner = io.BytesIO()
-        built = self.subcon._build(obj, inner, context, path)
-        framing = context._params.get("snappy_framing", "raw")
-        codec = evaluate(self.codec, context)
-        magic = evaluate(self.magic, context)
-        stream.write(compress(codec, inner.getvalue(), magic=magic, snappy_framing=framing))
-        return built
-
-    def _sizeof(self, context: Any, path: str) -> int:
-        raise SizeofError("variable size", path=path)

@@ -15,7 +15,6 @@ from lethe_formats.errors import (
     VarintError,
 )
 from lethe_formats.primitives import (
-    BitFields,
     Checksummed,
     HeaderKeyBytes,
     Int8,
@@ -28,6 +27,7 @@ from lethe_formats.primitives import (
     VarLong,
     Window,
 )
+from lethe_formats.records.attributes import BitFields
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

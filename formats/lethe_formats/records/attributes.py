@@ -39,7 +39,9 @@ it clear. The constant is :data:`lethe_formats.model.KIP87_TOMBSTONE_BIT`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from construct import Adapter, Construct, Container
 
 from lethe_formats.model import (
     COMPRESSION_MASK,
@@ -51,15 +53,77 @@ from lethe_formats.model import (
     Compression,
     TimestampType,
 )
-from lethe_formats.primitives import BitFields, Int8, Int16
+from lethe_formats.primitives import Int8, Int16
 
 __all__ = [
     "BatchAttributes",
+    "BitFields",
     "LegacyAttributes",
     "RecordAttributes",
     "batch_attributes",
     "legacy_attributes",
 ]
+
+# Construct's runtime Adapter is not generic; its stubs are.
+if TYPE_CHECKING:
+    _BitsAdapter = Adapter[int, int, Container[Any], Any]
+else:
+    _BitsAdapter = Adapter
+
+
+class BitFields(_BitsAdapter):
+    """Named bit ranges of an integer field: ``name=(lowest_bit, width)``.
+
+    Parsing gives a Container with one int per name (width-1 fields as bools)
+    plus ``raw``, the whole value; building ORs the names back together, and
+    bits no name covers are taken from ``raw`` so that reserved bits survive a
+    round trip. Signed fields are handled through their unsigned image.
+    """
+
+    def __init__(self, subcon: Construct[Any, Any], width: int, **fields: tuple[int, int]) -> None:
+        super().__init__(subcon)
+        self.width = width
+        self.fields = fields
+
+    def _decode(self, obj: int, context: Any, path: str | None) -> Container[Any]:
+        unsigned = obj & ((1 << self.width) - 1)
+        out = Container(raw=obj)
+        for name, (low, size) in self.fields.items():
+            value = (unsigned >> low) & ((1 << size) - 1)
+            out[name] = bool(value) if size == 1 else value
+        return out
+
+    def _encode(self, obj: Any, context: Any, path: str) -> int:
+        return self.to_int(obj)
+
+    def to_int(self, obj: Any) -> int:
+        """The signed value of an int or a container/dict of named bits.
+
+        Starts from ``raw`` (when given) and overrides each named part present.
+        """
+        if isinstance(obj, int):
+            return obj
+        mask = (1 << self.width) - 1
+        unsigned = int(obj.get("raw", 0)) & mask
+        for name, (low, size) in self.fields.items():
+            if name not in obj:
+                continue
+            value = int(obj[name])
+            if not 0 <= value < (1 << size):
+                raise ValueError(f"{name}={value} does not fit in {size} bits")
+            unsigned = (unsigned & ~(((1 << size) - 1) << low)) | (value << low)
+        if unsigned >= 1 << (self.width - 1):
+            return unsigned - (1 << self.width)
+        return unsigned
+
+    def part(self, obj: Any, name: str) -> int:
+        """One named part of an int or container (the build side sees either)."""
+        low, size = self.fields[name]
+        return (self.to_int(obj) >> low) & ((1 << size) - 1)
+
+    def from_int(self, value: int) -> Container[Any]:
+        """The named bits of ``value``."""
+        return self._decode(value, None, None)
 
 
 def _bit(mask: int) -> tuple[int, int]:

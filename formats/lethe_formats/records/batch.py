@@ -42,7 +42,7 @@ from typing import Any
 
 from construct import ConstructError, IfThenElse, Rebuild, Struct, Tell, len_, this
 
-from lethe_formats.compression import resolve_codec
+from lethe_formats.compression import Compressed, resolve_codec
 from lethe_formats.crc import crc32c
 from lethe_formats.errors import (
     CorruptRecordError,
@@ -60,7 +60,6 @@ from lethe_formats.model import (
 )
 from lethe_formats.primitives import (
     Checksummed,
-    Compressed,
     CountedArray,
     Ensure,
     ExpectEnd,
