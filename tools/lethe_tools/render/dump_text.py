@@ -43,6 +43,7 @@ from lethe_formats.storage.producer_snapshot import ProducerSnapshotEntry, kafka
 from lethe_tools.inspect.dump import DumpOptions, DumpReport
 from lethe_tools.inspect.kinds import FileInfo
 from lethe_tools.inspect.log_walk import LogWalk
+from lethe_tools.render.checkpoint import checkpoint_lines
 from lethe_tools.render.output import LineSink
 from lethe_tools.render.text import (
     legacy_entry_line,
@@ -174,23 +175,10 @@ class TextDumpRenderer:
 
     # -- lethe's own layouts ------------------------------------------------------
     def offset_checkpoint(self, path: str, checkpoint: OffsetCheckpoint) -> None:
-        if checkpoint.version is None:
-            self._out.line(f"{path} is empty.")
-            return
-        lines = [f"version: {checkpoint.version}", f"entries: {len(checkpoint.entries)}"]
-        lines += [
-            f"topic: {e.topic} partition: {e.partition} offset: {e.offset}"
-            for e in checkpoint.entries
-        ]
-        self._out.lines(lines)
+        self._out.lines(checkpoint_lines(path, checkpoint))
 
     def epoch_checkpoint(self, path: str, checkpoint: LeaderEpochCheckpoint) -> None:
-        if checkpoint.version is None:
-            self._out.line(f"{path} is empty.")
-            return
-        lines = [f"version: {checkpoint.version}", f"entries: {len(checkpoint.entries)}"]
-        lines += [f"epoch: {e.epoch} startOffset: {e.start_offset}" for e in checkpoint.entries]
-        self._out.lines(lines)
+        self._out.lines(checkpoint_lines(path, checkpoint))
 
     def properties(self, path: str, items: Sequence[tuple[str, str]]) -> None:
         del path

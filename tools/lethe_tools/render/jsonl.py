@@ -15,7 +15,7 @@ kafka-dump-log's layout. Objects, in file order::
     {"type": "time_index_entry", "timestamp": T, "offset": O}
     {"type": "aborted_txn", "version": 0, "producer_id": ..., ...}
     {"type": "producer_state", "producer_id": ..., ...}
-    {"type": "checkpoint", "path": P, "version": 0, "entries": [...]}
+    {"type": "checkpoint", "path": P, "kind": "offsets", "version": 0, "entries": [...]}
     {"type": "properties", "path": P, "values": {"version": "0", ...}}
     {"type": "unknown_file", "path": P}
     {"type": "non_consecutive_offsets", "path": ABS, "pairs": [[7, 9], ...]}   (found order)
@@ -50,6 +50,7 @@ from lethe_formats.storage.producer_snapshot import ProducerSnapshotEntry
 from lethe_tools.inspect.dump import DumpOptions, DumpReport
 from lethe_tools.inspect.kinds import FileInfo
 from lethe_tools.inspect.log_walk import LogWalk
+from lethe_tools.render.checkpoint import checkpoint_json
 from lethe_tools.render.dump_text import control_suffix
 from lethe_tools.render.output import LineSink
 from lethe_tools.render.text import codec_name, legacy_timestamp_type
@@ -267,19 +268,10 @@ class JsonDumpRenderer:
         self._out.lines([_dumps(_producer(entry)) for entry in entries])
 
     def offset_checkpoint(self, path: str, checkpoint: OffsetCheckpoint) -> None:
-        entries = [
-            {"topic": e.topic, "partition": e.partition, "offset": e.offset}
-            for e in checkpoint.entries
-        ]
-        self._emit(
-            {"type": "checkpoint", "path": path, "version": checkpoint.version, "entries": entries}
-        )
+        self._emit(checkpoint_json(path, checkpoint))
 
     def epoch_checkpoint(self, path: str, checkpoint: LeaderEpochCheckpoint) -> None:
-        entries = [{"epoch": e.epoch, "start_offset": e.start_offset} for e in checkpoint.entries]
-        self._emit(
-            {"type": "checkpoint", "path": path, "version": checkpoint.version, "entries": entries}
-        )
+        self._emit(checkpoint_json(path, checkpoint))
 
     def properties(self, path: str, items: Sequence[tuple[str, str]]) -> None:
         self._emit({"type": "properties", "path": path, "values": dict(items)})
