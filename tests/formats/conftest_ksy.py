@@ -120,3 +120,99 @@ RECORD_LINE = re.compile(
     r"(?P<timestamp>-?\d+) keySize: (?P<keySize>-?\d+) valueSize: (?P<valueSize>-?\d+) "
     r"sequence: (?P<sequence>-?\d+) headerKeys: \[(?P<headerKeys>[^\]]*)\](?P<rest>.*)$"
 )
+
+
+# --- hand-built entries (layouts from kafka-facts sections 3.1, 3.2 and 3.4) -------------
+
+
+def varint(value: int) -> bytes:
+    """Zig-zag base-128, low group first (written here, not taken from lethe)."""
+    raw = (value << 1) ^ (value >> 63)
+    raw &= (1 << 64) - 1
+    out = bytearray()
+    while raw >= 0x80:
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+    out.append(raw)
+    return bytes(out)
+
+
+def _sized(data: bytes | None) -> bytes:
+    return varint(-1) if data is None else varint(len(data)) + data
+
+
+def record_bytes(
+    offset_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    *,
+    timestamp_delta: int = 0,
+    headers: tuple[tuple[bytes, bytes | None], ...] = (),
+) -> bytes:
+    body = b"\x00" + varint(timestamp_delta) + varint(offset_delta) + _sized(key) + _sized(value)
+    body += varint(len(headers))
+    for hkey, hvalue in headers:
+        body += _sized(hkey) + _sized(hvalue)
+    return varint(len(body)) + body
+
+
+def v2_batch(
+    base_offset: int,
+    records: bytes,
+    count: int,
+    *,
+    attributes: int = 0,
+    last_offset_delta: int | None = None,
+    base_timestamp: int = 1_700_000_000_000,
+    max_timestamp: int = 1_700_000_000_000,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    leader_epoch: int = 0,
+    crc: int | None = None,
+) -> bytes:
+    """A magic-2 batch with a correct CRC-32C unless ``crc`` is given."""
+    import struct
+
+    from lethe_formats.crc import crc32c
+
+    lod = count - 1 if last_offset_delta is None else last_offset_delta
+    after_crc = struct.pack(
+        ">hiqqqhii",
+        attributes,
+        lod,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        count,
+    )
+    after_crc += records
+    checksum = crc32c(after_crc) if crc is None else crc
+    body = struct.pack(">ibI", leader_epoch, 2, checksum) + after_crc
+    return struct.pack(">qi", base_offset, len(body)) + body
+
+
+def legacy_entry(
+    offset: int,
+    key: bytes | None,
+    value: bytes | None,
+    *,
+    magic: int = 1,
+    attributes: int = 0,
+    timestamp: int = 1_700_000_000_000,
+) -> bytes:
+    """A magic 0/1 log entry with a correct CRC32 (zlib)."""
+    import struct
+    import zlib
+
+    def sized(data: bytes | None) -> bytes:
+        return struct.pack(">i", -1) if data is None else struct.pack(">i", len(data)) + data
+
+    covered = struct.pack(">bB", magic, attributes)
+    if magic == 1:
+        covered += struct.pack(">q", timestamp)
+    covered += sized(key) + sized(value)
+    message = struct.pack(">I", zlib.crc32(covered)) + covered
+    return struct.pack(">qi", offset, len(message)) + message

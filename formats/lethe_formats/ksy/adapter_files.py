@@ -34,7 +34,7 @@ from typing import Any
 from kaitaistruct import KaitaiStream, ValidationFailedError
 
 from lethe_formats.errors import CheckpointError, CorruptIndexError, FormatError
-from lethe_formats.ksy.adapter import KAITAI_ERRORS, Buffer
+from lethe_formats.ksy.adapter_records import KAITAI_ERRORS, Buffer
 from lethe_formats.ksy.compiler import KaitaiSpecs
 from lethe_formats.model import AbortedTxn, OffsetIndexEntry, TimeIndexEntry
 

@@ -32,8 +32,10 @@ doc: |
     and the adapter decompresses them with lethe_formats.compression and
     parses the result with kafka_record_v2::records or this spec.
   - v1 inner offsets relative to the wrapper, and Kafka's varint limits.
-  - Kafka's minimum sizes per magic (61-byte v2 header): a short body makes
-    Kaitai run out of bytes, which the adapter reports as a corrupt batch.
+  - Kafka's minimum sizes per magic (61-byte v2 header, 14-byte legacy
+    message) and the order in which Kafka reports a torn tail, a short size,
+    an unknown magic and a bad CRC: when Kaitai fails, the adapter looks at
+    the entry's fixed prefix to report what Kafka would.
 doc-ref: https://kafka.apache.org/documentation/#recordbatch
 seq:
   - id: entries
@@ -167,12 +169,12 @@ types:
 
         12 crc uint32, CRC32 (IEEE/zlib) over magic..end of the message
         16 magic int8
-        17 attributes uint8 (bits 0-2 codec; bit 3 LogAppendTime, v1 only)
+        17 attributes int8 (bits 0-2 codec; bit 3 LogAppendTime, v1 only)
         18 timestamp int64 (v1 only)
         .. keyLength int32, key, valueLength int32, value
 
       Kafka treats any negative length as null (it slices only when the
-      length is >= 0); lethe's adapter accepts only -1. A compressed
+      length is >= 0), and so does this spec. A compressed
       wrapper's value holds the compressed inner entries; the adapter
       decompresses and parses them with this spec's top-level type.
     seq:
@@ -181,7 +183,7 @@ types:
       - id: magic
         type: s1
       - id: attributes
-        type: u1
+        type: s1
       - id: timestamp
         type: s8
         if: magic >= 1
@@ -199,7 +201,8 @@ types:
         size-eos: true
         doc: |
           Bytes after the value inside messageSize. Kafka's CRC covers them
-          but no field does; lethe rejects them (the adapter checks).
+          but no field does; lethe rejects them (the adapter checks), like
+          its other decoders.
     instances:
       codec:
         value: attributes & 0x07

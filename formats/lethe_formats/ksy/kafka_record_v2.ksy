@@ -11,7 +11,7 @@ doc: |
   substream of exactly that size.
 
     length           varint   body bytes that follow
-    attributes       uint8    unused by Kafka (0)
+    attributes       int8     unused by Kafka (0)
     timestampDelta   varlong  record timestamp - batch baseTimestamp
     offsetDelta      varint   offset - batch baseOffset
     keyLength        varint   negative = null key (Kafka writes -1)
@@ -23,9 +23,7 @@ doc: |
                      headerValueLength varint (negative = null), value bytes
 
   Kafka reads a null key/value for any negative length (it only slices when
-  the length is >= 0), and so does this spec. lethe's adapter then accepts
-  only -1, like lethe's other decoders, so a decoded record re-encodes to
-  the bytes it came from.
+  the length is >= 0), and so does this spec (Kafka itself writes -1).
 
   Rules Kaitai cannot express here, checked by lethe_formats/ksy/adapter.py:
   the varint byte limits (5 for varints, 10 for the varlong timestampDelta)
@@ -49,8 +47,8 @@ types:
   record_body:
     seq:
       - id: attributes
-        type: u1
-        doc: Unused by Kafka (written as 0).
+        type: s1
+        doc: Unused by Kafka (written as 0); int8 like Kafka reads it.
       - id: timestamp_delta
         type: kafka_varint
         doc: Varlong; record timestamp minus the batch baseTimestamp.
