@@ -147,5 +147,5 @@ def kafka_error_code(error: FormatError) -> int:
     """The Kafka error code a broker answers with for ``error``."""
     for klass in type(error).__mro__:
         if klass in KAFKA_ERROR_CODES:
-            return KAFKA_ERROR_CODES[klass]  # type: ignore[index]
+            return KAFKA_ERROR_CODES[klass]
     return -1  # UNKNOWN_SERVER_ERROR
