@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -120,20 +121,21 @@ def _node_command() -> list[str]:
     return [node, str(driver)]
 
 
-def compile_specs(out_dir: Path) -> Path:
-    """Compile every spec to Python modules in ``out_dir`` (created if needed).
+def compile_specs(out_dir: Path, specs: Sequence[Path] | None = None) -> Path:
+    """Compile every spec (or just ``specs``) to Python modules in ``out_dir``.
 
-    Returns ``out_dir``. Raises :class:`KaitaiUnavailableError` when Node or
-    the npm packages are missing and :class:`KaitaiCompileError` when the
-    compiler fails or leaves out a module.
+    ``out_dir`` is created if needed and returned. Raises
+    :class:`KaitaiUnavailableError` when Node or the npm packages are missing
+    and :class:`KaitaiCompileError` when the compiler fails or, compiling all
+    specs, leaves out a module.
     """
     command = _node_command()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    specs = [str(path) for path in spec_files()]
+    paths = [str(path) for path in (spec_files() if specs is None else specs)]
     try:
         result = subprocess.run(
-            [*command, str(out_dir), *specs],
+            [*command, str(out_dir), *paths],
             capture_output=True,
             text=True,
             timeout=_COMPILE_TIMEOUT_S,
@@ -145,7 +147,7 @@ def compile_specs(out_dir: Path) -> Path:
         detail = result.stderr.strip() or result.stdout.strip()
         raise KaitaiCompileError(f"the Kaitai compiler failed (exit {result.returncode}): {detail}")
     missing = [name for name in SPEC_MODULES if not (out_dir / f"{name}.py").is_file()]
-    if missing:
+    if specs is None and missing:
         raise KaitaiCompileError(f"the Kaitai compiler wrote no module for: {', '.join(missing)}")
     return out_dir
 
