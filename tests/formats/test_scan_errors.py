@@ -90,7 +90,7 @@ def test_torn_last_batch_keeps_the_batches_before_it(impl: str) -> None:
     ],
 )
 def test_impossible_batch_length_stops_the_scan_without_allocating(
-    length: int, error: type[FormatError], where: int
+    impl: str, length: int, error: type[FormatError], where: int
 ) -> None:
     data = bytearray(small_segment())
     second = entry_starts(bytes(data))[1]
@@ -109,7 +109,7 @@ def test_impossible_batch_length_stops_the_scan_without_allocating(
     assert scanner.end_position == second
 
 
-def test_unknown_magic_stops_the_scan_at_the_magic_byte() -> None:
+def test_unknown_magic_stops_the_scan_at_the_magic_byte(impl: str) -> None:
     data = bytearray(small_segment())
     second = entry_starts(bytes(data))[1]
     data[second + 16] = 3
@@ -119,7 +119,7 @@ def test_unknown_magic_stops_the_scan_at_the_magic_byte() -> None:
     assert scanner.stop_error.position == second + 16
 
 
-def test_max_entry_size_stops_the_scan() -> None:
+def test_max_entry_size_stops_the_scan(impl: str) -> None:
     data = small_segment()
     sizes = [e.header.size_in_bytes for e in scan.LogScanner(data)]
     scanner = scan.LogScanner(data, max_entry_size=min(sizes[1:]) - 1)
@@ -144,7 +144,7 @@ def test_flipped_byte_in_crc_coverage_marks_only_that_batch_invalid(impl: str) -
         assert error.position == second + 17
 
 
-def test_partition_leader_epoch_is_not_covered_by_the_crc() -> None:
+def test_partition_leader_epoch_is_not_covered_by_the_crc(impl: str) -> None:
     data = bytearray(small_segment())
     data[12] ^= 0xFF
     assert all(e.crc_valid for e in scan.LogScanner(bytes(data)))

@@ -131,6 +131,19 @@ def test_generated_mixed_segments_with_legacy_messages_decode_identically(data: 
     assert len(shallow) == len(expected)
 
 
+def shallow(name: str, data: bytes) -> tuple[object, ...]:
+    """Entries, stop error (class, position, message) and end of a shallow scan."""
+    previous = scan.set_implementation(name)
+    try:
+        scanner = scan.LogScanner(data)
+        entries = list(scanner)
+    finally:
+        scan.set_implementation(previous)
+    error = scanner.stop_error
+    stop = None if error is None else (type(error).__name__, error.position, error.message)
+    return (*entries, stop, scanner.end_position)
+
+
 def outcome(name: str, data: bytes) -> tuple[object, ...]:
     """Everything read_log yields, then the error (class, position, message, field)."""
     previous = scan.set_implementation(name)
@@ -154,6 +167,7 @@ def test_mutated_segments_fail_identically_in_c_and_python(
         at = draw.draw(st.integers(0, len(mutated) - 1))
         mutated[at] = draw.draw(st.integers(0, 255))
     unverified = bytes(mutated)
+    assert shallow("c", unverified) == shallow("python", unverified)
     c_result = outcome("c", unverified)
     assert c_result == outcome("python", unverified)
     # without CRC checks the record decoders themselves meet the corrupt bytes

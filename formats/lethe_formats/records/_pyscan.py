@@ -41,11 +41,13 @@ InvalidRecordException, InvalidRecordError.
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 
 from lethe_formats.crc import crc32
 from lethe_formats.errors import (
     ChecksumError,
     CorruptRecordError,
+    FormatError,
     InvalidRecordError,
     TruncatedError,
     UnsupportedCompressionError,
@@ -54,7 +56,13 @@ from lethe_formats.errors import (
 )
 from lethe_formats.model import Header, LegacyMessage, Record
 
-__all__ = ["decode_section", "parse_legacy", "read_inner"]
+__all__ = [
+    "absolute_offsets",
+    "decode_section",
+    "legacy_entry",
+    "parse_legacy",
+    "read_inner",
+]
 
 Readable = bytes | bytearray | memoryview
 _SECTION = "records section"
@@ -205,6 +213,7 @@ def decode_section(buf: Readable, start: int, end: int, count: int) -> tuple[Rec
 _LEGACY_V0 = struct.Struct(">qiIbb")
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
+_UINT32 = struct.Struct(">I")
 LEGACY_MIN_SIZE = 14  # RECORD_OVERHEAD_V0, the only floor Kafka checks for both magics
 
 
@@ -244,6 +253,29 @@ def parse_legacy(view: Readable, pos: int, size: int) -> LegacyMessage:
             field="messageSize",
         )
     return LegacyMessage(offset, message_size, crc, magic, attributes, timestamp, key, value)
+
+
+def legacy_entry(
+    view: Readable, pos: int, size: int, verify_crc: bool
+) -> tuple[LegacyMessage, bool | None]:
+    """(message, CRC valid or None) of a top-level legacy entry.
+
+    When the message cannot be parsed and its CRC is wrong, the CRC error is
+    raised instead: the schema checks the CRC first, and a flipped byte is
+    the likelier story than a writer that produced a malformed message.
+    """
+    try:
+        message = parse_legacy(view, pos, size)
+    except FormatError:
+        if verify_crc:
+            stored = _UINT32.unpack_from(view, pos + 12)[0]
+            computed = crc32(view[pos + 16 : pos + size])
+            if computed != stored:
+                raise ChecksumError(stored, computed, position=pos + 12, field="crc") from None
+        raise
+    if not verify_crc:
+        return message, None
+    return message, crc32(view[pos + 16 : pos + size]) == message.crc
 
 
 def _inner_entry(raw: bytes, pos: int, wrapper_magic: int, verify_crc: bool) -> LegacyMessage:
@@ -308,3 +340,32 @@ def read_inner(raw: bytes, wrapper: LegacyMessage, verify_crc: bool) -> list[Leg
         inner.append(message)
         pos += message.size_in_bytes
     return inner
+
+
+def absolute_offsets(
+    wrapper: LegacyMessage, inner: list[LegacyMessage], value_at: int
+) -> tuple[LegacyMessage, ...]:
+    """Inner messages with absolute offsets (``value_at``: where the wrapper value is).
+
+    v0 inner offsets are absolute already. v1: absolute = wrapper offset -
+    last inner offset + inner offset; a wrapper offset of 0 means base 0.
+    """
+    if not inner:
+        raise InvalidRecordError(
+            "Found invalid compressed record set with no inner records",
+            position=value_at,
+            field="value",
+        )
+    if wrapper.magic == 0:
+        return tuple(inner)
+    last = inner[-1].offset
+    if wrapper.offset != 0 and wrapper.offset < last:
+        raise InvalidRecordError(
+            "Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+            f"'{wrapper.offset}' is less than the last inner message offset '{last}' "
+            "and it is not zero.",
+            position=value_at,
+            field="offset",
+        )
+    base = 0 if wrapper.offset == 0 else wrapper.offset - last
+    return tuple(replace(m, offset=base + m.offset) for m in inner)
