@@ -19,7 +19,8 @@ file Kafka could not read back is never written.
 
 Entries to write come from ``--entry`` values or from JSON: a list of entry
 objects, or the object ``lethe checkpoint read --json`` prints (its
-``entries``), so read → edit → write round-trips.
+``entries``), so read → edit → write round-trips; ``"version": null`` there
+stands for an empty file (Kafka creates the file empty before its first write).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from lethe_formats.storage.checkpoint import (
     OffsetCheckpoint,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
+    write_checkpoint_atomically,
     write_leader_epoch_checkpoint,
     write_offset_checkpoint,
 )
@@ -121,6 +123,8 @@ class Entries:
     kind: str
     offsets: list[tuple[str, int, int]] = field(default_factory=list)
     epochs: list[tuple[int, int]] = field(default_factory=list)
+    #: write an empty file (what Kafka creates before the first checkpoint)
+    empty: bool = False
 
 
 def entries_from_values(kind: str, values: Sequence[Sequence[object]]) -> Entries:
@@ -143,9 +147,11 @@ def entries_from_values(kind: str, values: Sequence[Sequence[object]]) -> Entrie
 
 def entries_from_json(kind: str, document: object) -> Entries:
     """Entries from a JSON list of objects or from ``checkpoint read --json`` output."""
+    empty = False
     if isinstance(document, dict):
         if document.get("kind") not in (None, kind):
             raise CheckpointUsageError(f"JSON holds a {document['kind']} checkpoint, not {kind}")
+        empty = "version" in document and document["version"] is None
         document = document.get("entries")
     if not isinstance(document, list):
         raise CheckpointUsageError("JSON entries must be a list of objects")
@@ -157,13 +163,19 @@ def entries_from_json(kind: str, document: object) -> Entries:
         if kind == OFFSETS and not isinstance(item["topic"], str):
             raise CheckpointUsageError(f"JSON entry {item!r}: topic must be a string")
         rows.append([item[name] for name in names])
-    return entries_from_values(kind, rows)
+    if empty and rows:
+        raise CheckpointUsageError('JSON has "version": null (an empty file) but also entries')
+    entries = entries_from_values(kind, rows)
+    entries.empty = empty
+    return entries
 
 
 def write_checkpoint(path: str, entries: Entries) -> None:
     """Write atomically (``.tmp``, fsync, rename, fsync dir) as Kafka does."""
     try:
-        if entries.kind == OFFSETS:
+        if entries.empty:
+            write_checkpoint_atomically(path, "")
+        elif entries.kind == OFFSETS:
             write_offset_checkpoint(path, entries.offsets)
         else:
             write_leader_epoch_checkpoint(path, entries.epochs)
