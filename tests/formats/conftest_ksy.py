@@ -54,7 +54,7 @@ def kaitai_specs(tmp_path_factory: pytest.TempPathFactory) -> KaitaiSpecs:
     return _COMPILED["specs"]
 
 
-def golden_root() -> Path:
+def golden_dir() -> Path:
     return fixtures_root() / "golden"
 
 
@@ -88,7 +88,7 @@ class DumpSection:
 def dump_sections() -> dict[tuple[Path, str], DumpSection]:
     """Every command section of every golden dump.txt, keyed by (file, extra args)."""
     sections: dict[tuple[Path, str], DumpSection] = {}
-    for dump in sorted(golden_root().rglob("dump.txt")):
+    for dump in sorted(golden_dir().rglob("dump.txt")):
         current: tuple[Path, str] | None = None
         lines: list[str] = []
         for line in dump.read_bytes().decode("utf-8").split("\n"):

@@ -84,7 +84,7 @@ def test_a_spec_the_compiler_rejects_is_reported(tmp_path: Path) -> None:
 def test_missing_node_tells_how_to_install_the_compiler(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(compiler.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
     with pytest.raises(KaitaiUnavailableError, match=re.escape(SETUP_HINT)):
         compile_specs(tmp_path)
 

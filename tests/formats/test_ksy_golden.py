@@ -21,7 +21,7 @@ from conftest_ksy import (
     dump_sections,
     fields,
     files_under,
-    golden_root,
+    golden_dir,
     kaitai_specs,
     named_files_under,
     relative_id,
@@ -42,7 +42,7 @@ from lethe_formats.model import Record, RecordBatch
 __all__ = ["kaitai_specs"]
 pytestmark = pytest.mark.kaitai
 
-GOLDEN = golden_root()
+GOLDEN = golden_dir()
 SECTIONS = dump_sections()
 LOGS = files_under(GOLDEN, "log")
 INDEXES = files_under(GOLDEN, "index")
@@ -162,7 +162,7 @@ def test_adapter_records_reproduce_kafka_dump_log_record_lines(
         assert match is not None, line
         expected.append(match.groupdict())
     batches = decode_log(kaitai_specs, path.read_bytes(), file=str(path))
-    actual = []
+    actual: list[dict[str, str]] = []
     for batch in batches:
         assert isinstance(batch, RecordBatch)
         actual.extend(_record_line(kaitai_specs, batch, record) for record in batch.records)

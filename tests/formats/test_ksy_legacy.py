@@ -45,7 +45,8 @@ def _expected(entry: bytes, *, inner: tuple[LegacyMessage, ...] = ()) -> LegacyM
         pos += 4
         fields.append(None if length < 0 else entry[pos : pos + length])
         pos += max(length, 0)
-    return LegacyMessage(offset, size, crc, magic, attributes, timestamp, *fields, inner=inner)
+    key, value = fields
+    return LegacyMessage(offset, size, crc, magic, attributes, timestamp, key, value, inner)
 
 
 def _agree(specs: KaitaiSpecs, data: bytes) -> list[object]:
