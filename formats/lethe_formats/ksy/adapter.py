@@ -103,14 +103,16 @@ def _prefix_error(data: bytes, pos: int, where: Where, *, inner: bool) -> Format
     return None
 
 
-def _crc_error(data: bytes, pos: int, where: Where) -> FormatError | None:
-    """A CRC mismatch of the (complete) entry at ``pos``, or None."""
-    length, magic = _int(data, pos + 8, 4), _int(data, pos + 16, 1)
-    body = data[pos + 12 : pos + 12 + length]
+def _crc_error(magic: int, body: bytes, stored: int, pos: int, where: Where) -> FormatError | None:
+    """A CRC mismatch of the entry at ``pos`` whose bytes after offset+length are ``body``.
+
+    Magic 2: CRC-32C over entry bytes [21, end) = body[9:]; magic 0/1: CRC32
+    over magic..end = body[4:]. None when the stored CRC matches.
+    """
     if magic == 2:
-        stored, computed, at = int.from_bytes(body[5:9], "big"), _crc.crc32c(body[9:]), 17
+        computed, at = _crc.crc32c(body[9:]), 17
     else:
-        stored, computed, at = int.from_bytes(body[0:4], "big"), _crc.crc32(body[4:]), 12
+        computed, at = _crc.crc32(body[4:]), 12
     if stored == computed:
         return None
     position, field = where.locate(pos + at, "crc")
@@ -129,13 +131,14 @@ def _diagnose(
 ) -> FormatError:
     """Why Kaitai could not parse the entry at ``pos``, reported as Kafka would."""
     error = _prefix_error(data, pos, where, inner=inner)
+    length, magic = _int(data, pos + 8, 4), _int(data, pos + 16, 1)
+    body = data[pos + 12 : pos + 12 + length]
     if error is None and verify_crc:
-        error = _crc_error(data, pos, where)
+        stored = int.from_bytes(body[5:9] if magic == 2 else body[0:4], "big")
+        error = _crc_error(magic, body, stored, pos, where)
     if error is not None:
         return error
-    length, magic = _int(data, pos + 8, 4), _int(data, pos + 16, 1)
     if magic == 2:  # only at the top level: inner entries must be magic 0/1
-        body = data[pos + 12 : pos + 12 + length]
         section = Where(where.start + pos + 61, where.file)
         return locate_record_error(specs, body[49:], _int(body, 45, 4), section, cause)
     return where.error(TruncatedError, f"message does not parse: {cause}", pos + 12, "message")
@@ -157,8 +160,10 @@ def _entries(
             ) from None
         if (error := _prefix_error(data, pos, where, inner=inner)) is not None:
             raise error  # a magic the spec parses but this context does not allow
-        if verify_crc and (error := _crc_error(data, pos, where)) is not None:
-            raise error
+        if verify_crc:  # over the raw body Kaitai kept, against the CRC it parsed
+            magic, crc = entry.body.magic, entry.body.content.crc
+            if (error := _crc_error(magic, entry._raw_body, crc, pos, where)) is not None:
+                raise error
         out.append((pos, entry))
         pos = stream.pos()
     return out
