@@ -470,3 +470,30 @@ def test_cli_check_lists_differing_missing_and_extra_files_and_exits_1(
     assert f"differs: {segment}" in run.out
     assert "missing: " in run.out and "tombstones-0/partition.metadata" in run.out
     assert "extra: " in run.out and "tombstones/stray.txt" in run.out
+
+
+def test_cli_reports_every_schema_fault_of_a_spec(
+    tmp_path: Path, lethe: Callable[..., Run]
+) -> None:
+    def two_faults(document: dict[str, Any]) -> None:
+        _first_batch(document).update(codec="brotli")
+        document["topics"][0]["segment_bytes"] = "big"
+
+    path = _broken_spec(tmp_path, two_faults)
+    run = lethe("fixtures", "build", "--out", str(tmp_path / "out"), str(path))
+    assert run.status == 2
+    lines = run.err.splitlines()
+    assert len(lines) == 2
+    assert any("batches[0].codec" in line for line in lines)
+    assert any("$.topics[0].segment_bytes" in line for line in lines)
+
+
+def test_compacted_topic_spec_rejects_a_record_without_key(tmp_path: Path) -> None:
+    """Kafka refuses key-less records on a compacted topic (INVALID_RECORD), so specs do too."""
+
+    def compact(document: dict[str, Any]) -> None:
+        document["topics"][0]["cleanup_policy"] = "compact"
+
+    with pytest.raises(SpecError) as raised:
+        load_spec(_broken_spec(tmp_path, compact))
+    assert raised.value.path == "$.topics[0].partitions[0].batches[0].records[0].key"

@@ -59,10 +59,12 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out if args.out is not None else default_logs_root()
     try:
         built = build_specs(find_spec_files(args.specs))
-    except (SpecError, FormatError) as error:
+    except SpecError as error:
+        for fault in (error, *error.others):
+            print(f"lethe fixtures build: {fault}", file=sys.stderr)
+        return EXIT_SPEC_ERROR
+    except FormatError as error:
         print(f"lethe fixtures build: {error}", file=sys.stderr)
-        for other in getattr(error, "others", []):
-            print(f"lethe fixtures build: {other}", file=sys.stderr)
         return EXIT_SPEC_ERROR
     if args.check:
         return _check(built, out, complete=not args.specs)

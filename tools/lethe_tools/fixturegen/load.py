@@ -113,8 +113,7 @@ def _check_schema(document: object, file: str) -> None:
         return
     found = [SpecError(_schema_message(e), file=file, path=e.json_path) for e in errors]
     first = found[0]
-    first.others = found[1:]  # type: ignore[attr-defined]
-    raise first
+    raise SpecError(first.message, file=file, path=first.path, others=tuple(found[1:]))
 
 
 def _schema_message(error: jsonschema.ValidationError) -> str:
@@ -191,10 +190,14 @@ def _topic(ctx: rules.Context, node: Json, path: str) -> TopicSpec:
                 f"partition {partition.partition} appears twice", f"{path}.partitions[{index}]"
             )
         seen.add(partition.partition)
+    policy = CleanupPolicy(node.get("cleanup_policy", "delete"))
+    if policy.compacts:
+        for partition in partitions:
+            rules.check_compacted_keys(ctx, partition.batches)
     return TopicSpec(
         name=node["name"],
         topic_id=node.get("topic_id"),
-        cleanup_policy=CleanupPolicy(node.get("cleanup_policy", "delete")),
+        cleanup_policy=policy,
         segment_bytes=node.get("segment_bytes", DEFAULT_SEGMENT_BYTES),
         index_interval_bytes=node.get("index_interval_bytes", DEFAULT_INDEX_INTERVAL_BYTES),
         partitions=partitions,

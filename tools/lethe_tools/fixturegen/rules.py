@@ -36,7 +36,7 @@ from lethe_tools.fixturegen.spec import (
     SpecError,
 )
 
-__all__ = ["Context", "resolve_batch"]
+__all__ = ["Context", "check_compacted_keys", "resolve_batch"]
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -252,4 +252,18 @@ def _max_timestamp(
         ctx.fail("an empty batch needs max_timestamp (kept from the batch it replaced)", path)
     if not empty and "max_timestamp" in node:
         ctx.fail("max_timestamp is only for an empty batch", f"{path}.max_timestamp")
+    if empty and node.get("codec", "none") != "none":
+        ctx.fail("an empty batch is written uncompressed (writeEmptyHeader)", f"{path}.codec")
+    if empty and "delete_horizon_ms" in node:
+        ctx.fail("an empty batch has no delete horizon bit", f"{path}.delete_horizon_ms")
     return ctx.int64(node["max_timestamp"], f"{path}.max_timestamp") if empty else None
+
+
+def check_compacted_keys(ctx: Context, batches: tuple[BatchSpec, ...]) -> None:
+    """A compacted topic rejects key-less records (INVALID_RECORD, kafka-facts 3.1)."""
+    for batch in batches:
+        for record in batch.records:
+            if record.key is None:
+                ctx.fail(
+                    "a compacted topic cannot hold a record without a key", f"{record.path}.key"
+                )

@@ -49,11 +49,15 @@ DEFAULT_PARTITION_LEADER_EPOCH = 0
 class SpecError(Exception):
     """A spec file that is not valid: names the file and the JSON path of the fault."""
 
-    def __init__(self, message: str, *, file: str, path: str = "$") -> None:
+    def __init__(
+        self, message: str, *, file: str, path: str = "$", others: tuple[SpecError, ...] = ()
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.file = file
         self.path = path
+        #: Further faults found in the same pass (all schema errors are collected).
+        self.others = others
 
     def __str__(self) -> str:
         return f"{self.file}: {self.path}: {self.message}"
