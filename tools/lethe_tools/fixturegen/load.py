@@ -7,7 +7,7 @@ file and the JSON path (``$.topics[0].partitions[0].batches[2].codec``):
    checked with ``jsonschema``): shapes, types, enums, int64 strings. All
    schema errors are collected; the first (in document order) is raised and
    the rest are attached as ``SpecError.others``.
-2. Rules that need context (here, in :func:`_batch` and friends): offsets that
+2. Rules that need context (:mod:`.rules`, and partition/topic checks here): offsets that
    go backwards, features a magic does not have (headers or zstd below v2,
    timestamps in v0), a control batch with records, a KIP-87 flag on a record
    that has a value, int64 strings out of range.
@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped, unused-ignore]
 from lethe_formats.fixtures import fixtures_root
 
 from lethe_tools.fixturegen import rules
@@ -56,7 +55,11 @@ def schema_path() -> Path:
 
 
 @functools.cache
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Any:
+    """The schema's validator; jsonschema is imported here so that the rest of the
+    ``lethe`` CLI (which imports every command module) starts without it."""
+    import jsonschema  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+
     schema = json.loads(schema_path().read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
@@ -116,11 +119,11 @@ def _check_schema(document: object, file: str) -> None:
     raise SpecError(first.message, file=file, path=first.path, others=tuple(found[1:]))
 
 
-def _schema_message(error: jsonschema.ValidationError) -> str:
+def _schema_message(error: Any) -> str:
     """jsonschema's message, made specific where a ``oneOf`` hides the real fault.
 
     A ``oneOf`` that failed says only "not valid under any of the given
-    schemas"; say instead what was expected (the schema's description), or the
+    schemas"; say instead what was expected (the schema's ``title``), or the
     failure of the branch whose type did match (e.g. a string failing the
     int64 pattern). The schema's ``title`` states the expectation.
     """
@@ -131,7 +134,11 @@ def _schema_message(error: jsonschema.ValidationError) -> str:
         return f"{error.instance!r} is not valid here: expected {title}"
     same_type = [e for e in error.context if e.validator != "type"]
     if same_type:
-        return str(jsonschema.exceptions.best_match(same_type).message)
+        from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+            best_match,
+        )
+
+        return str(best_match(same_type).message)
     return str(error.message)
 
 
