@@ -226,6 +226,22 @@ def test_offsets_must_increase_across_batches(
     ]
 
 
+def test_records_count_beyond_the_offset_range(
+    copy_case: Callable[[str], Path], lethe: Callable[..., Run]
+) -> None:
+    case = copy_case("codecs")
+    log = case / LOG0
+    _patch(log, GZIP_POSITION + 57, struct.pack(">i", 7))  # the batch holds offsets 6..10
+    raw = log.read_bytes()
+    crc = crc32c.crc32c(raw[GZIP_POSITION + 21 : GZIP_POSITION + GZIP_SIZE])
+    _patch(log, GZIP_POSITION + 17, struct.pack(">I", crc))
+    run = lethe("verify", str(log))
+    assert run.lines == [
+        f"{log}: byte {GZIP_POSITION + 23}: lastOffsetDelta: lastOffsetDelta 4 cannot hold 7 "
+        "records with distinct offsets"
+    ]
+
+
 def test_orphaned_index_is_reported(
     copy_case: Callable[[str], Path], lethe: Callable[..., Run]
 ) -> None:

@@ -23,7 +23,9 @@ horizon on a batch with no tombstone and no control record is *not* reported:
 the cleaner keeps the flag on every batch it rewrote, and in the golden
 ``compaction/pass2`` the surviving batches keep it after their tombstones are
 gone. ``deep=True`` decodes every batch and also checks that record offsets
-strictly increase inside ``[baseOffset, lastOffset]``.
+strictly increase inside ``[baseOffset, lastOffset]``; for a compressed
+magic 0/1 wrapper, that the inner messages' CRCs match, their offsets
+increase, and the last one is the wrapper's offset.
 
 The returned :class:`SegmentSummary` (batch start positions, last offsets and
 max timestamps as ``array('q')``) is what the index, time index, transaction
@@ -32,17 +34,28 @@ index and checkpoint checks compare against, without rescanning the log.
 
 from __future__ import annotations
 
+import struct
 from array import array
 from dataclasses import dataclass, field
 
 from lethe_formats.crc import crc32, crc32c
 from lethe_formats.errors import FormatError, TruncatedError
 from lethe_formats.model import BatchHeader, LegacyMessage
-from lethe_formats.records.scan import Buffer, LogScanner, ScannedEntry, decode_records
+from lethe_formats.records.scan import (
+    Buffer,
+    LogScanner,
+    ScannedEntry,
+    decode_legacy_inner,
+    decode_records,
+)
+from lethe_tools.inspect.log_walk import legacy_crc_valid
 from lethe_tools.inspect.problems import Problems
 from lethe_tools.progress import NoProgress, ScanProgress
 
 __all__ = ["SegmentSummary", "verify_segment"]
+
+#: baseOffset (magic 2) or offset (magic 0/1): the first 8 bytes of every entry.
+_FIRST_OFFSET = struct.Struct(">q")
 
 
 @dataclass(slots=True)
@@ -97,36 +110,37 @@ class _SegmentChecker:
         lasts = summary.last_offsets.append
         maxima = summary.max_timestamps.append
         deep = self.deep
+        tracking = not isinstance(progress, NoProgress)
         previous_last = -1 if base_offset is None else base_offset - 1
         for entry in scanner:
             header = entry.header
             position = entry.position
             if isinstance(header, BatchHeader):
-                first, last, max_ts = header.base_offset, header.last_offset, header.max_timestamp
+                first = header.base_offset
+                delta = header.last_offset_delta
+                count = header.records_count
+                last = first + delta
+                max_ts = header.max_timestamp
                 # codec 5-7 and the delete-horizon bit (0x40) both make attributes & 0x47 > 4
-                if (
-                    deep
-                    or header.attributes & 0x47 > 4
-                    or header.last_offset_delta < header.records_count - 1
-                    or header.records_count < 0
-                    or header.last_offset_delta < 0
-                ):
+                if deep or header.attributes & 0x47 > 4 or not 0 <= count <= delta + 1 or delta < 0:
                     self.check_v2(entry, header)
             else:
                 first = last = header.offset
                 max_ts = -1 if header.timestamp is None else header.timestamp
-                self.check_legacy(header, position)
+                self.check_legacy(entry, header)
             if first <= previous_last:
                 self.order_problem(first, previous_last, position, base_offset)
             if entry.crc_valid is False:
                 self.crc_problem(entry)
-            if summary.first_offset is None:
-                summary.first_offset = first
             positions(position)
             lasts(last)
             maxima(max_ts)
-            previous_last = max(previous_last, last)
-            progress.update(position)
+            if last > previous_last:  # noqa: PLR1730 - cheaper than a max() call per batch
+                previous_last = last
+            if tracking:
+                progress.update(position)
+        if summary.positions:
+            summary.first_offset = _FIRST_OFFSET.unpack_from(self.data, summary.positions[0])[0]
         summary.end_position = scanner.end_position
         self.check_tail(scanner.stop_error, summary)
         return summary
@@ -207,7 +221,8 @@ class _SegmentChecker:
             "maxTimestamp",
         )
 
-    def check_legacy(self, message: LegacyMessage, position: int) -> None:
+    def check_legacy(self, entry: ScannedEntry, message: LegacyMessage) -> None:
+        position = entry.position
         attributes = message.attributes & 0xFF
         if attributes & 0x40:
             self.add(
@@ -222,6 +237,39 @@ class _SegmentChecker:
                 f"compression codec {codec} is not allowed for magic {message.magic}",
                 position + 17,
                 "attributes",
+            )
+        elif codec and self.deep and entry.crc_valid is not False:
+            self.check_inner(entry, message)
+
+    def check_inner(self, entry: ScannedEntry, wrapper: LegacyMessage) -> None:
+        """A compressed magic 0/1 wrapper: inner CRCs, increasing offsets, and the
+        wrapper's offset being the last inner one (kafka-facts 3.4)."""
+        try:
+            inner = decode_legacy_inner(self.data, entry, file=self.path)
+        except FormatError as error:
+            self.problems.error(error, self.path)
+            return
+        previous: int | None = None
+        for index, message in enumerate(inner):
+            if previous is not None and message.offset <= previous:
+                self.add(
+                    f"inner message offset {message.offset} is not above the previous {previous}",
+                    entry.position,
+                    f"inner[{index}].offset",
+                )
+            if not legacy_crc_valid(message):
+                self.add(
+                    f"inner message {index} (offset {message.offset}) has a wrong crc "
+                    f"{message.crc}",
+                    entry.position,
+                    f"inner[{index}].crc",
+                )
+            previous = message.offset
+        if inner and inner[-1].offset != wrapper.offset:
+            self.add(
+                f"wrapper offset {wrapper.offset} is not the last inner offset {inner[-1].offset}",
+                entry.position,
+                "offset",
             )
 
     def check_tail(self, stop: FormatError | None, summary: SegmentSummary) -> None:
