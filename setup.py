@@ -34,13 +34,13 @@ class OptionalBuildExt(build_ext):
     def run(self) -> None:
         try:
             super().run()
-        except Exception as error:  # noqa: BLE001 - any compiler failure
+        except Exception as error:
             print(f"warning: C fast path not built ({error}); using the pure-Python path")
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             print(f"warning: {ext.name} not built ({error}); using the pure-Python path")
 
 

@@ -14,17 +14,17 @@ import enum
 from dataclasses import dataclass
 
 __all__ = [
+    "COMPRESSION_MASK",
+    "CONTROL_BIT",
+    "DELETE_HORIZON_BIT",
+    "KIP87_TOMBSTONE_BIT",
+    "LOG_OVERHEAD",
     "NO_PARTITION_LEADER_EPOCH",
     "NO_PRODUCER_EPOCH",
     "NO_PRODUCER_ID",
     "NO_SEQUENCE",
     "NO_TIMESTAMP",
     "RECORD_BATCH_OVERHEAD",
-    "COMPRESSION_MASK",
-    "CONTROL_BIT",
-    "DELETE_HORIZON_BIT",
-    "KIP87_TOMBSTONE_BIT",
-    "LOG_OVERHEAD",
     "TIMESTAMP_TYPE_BIT",
     "TRANSACTIONAL_BIT",
     "AbortedTxn",

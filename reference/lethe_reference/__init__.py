@@ -1,1 +1,4 @@
-"""lethe_reference: the reference broker (storage, retention, cleaner, cluster), built on lethe_formats."""
+"""lethe_reference: the reference broker, built on lethe_formats.
+
+Storage, retention, cleaner and cluster logic arrive with the broker issue.
+"""

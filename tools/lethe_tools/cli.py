@@ -25,7 +25,9 @@ COMMAND_MODULES = ("dump", "verify", "checkpoint", "fixtures")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lethe",
-        description="Kafka record-deletion and retention: file tools, reference broker, conformance.",
+        description=(
+            "Kafka record-deletion and retention: file tools, reference broker, conformance."
+        ),
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
