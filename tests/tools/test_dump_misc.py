@@ -199,3 +199,16 @@ def test_no_progress_bar_unless_stderr_is_a_terminal() -> None:
     assert isinstance(scan_progress(2**40, "x", io.StringIO()), NoProgress)
     assert isinstance(scan_progress(10, "x", Terminal()), NoProgress)  # too short to matter
     assert isinstance(scan_progress(2**40, "x", Terminal()), BarProgress)
+
+
+def test_progress_bar_draws_only_on_its_stream() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    with scan_progress(2**30, "segment", stream) as progress:
+        for position in range(0, 2**30, 2**24):
+            progress.update(position)
+    assert isinstance(progress, BarProgress)
+    assert "segment" in stream.getvalue()
