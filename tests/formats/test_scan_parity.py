@@ -14,6 +14,7 @@ from lethe_formats.model import Compression, Header, LegacyMessage, RecordBatch,
 from lethe_formats.records import scan
 from lethe_formats.records.builder import RecordSpec, build_batch, build_legacy_message_set
 from lethe_formats.records.log import decode_log
+from lethe_formats.varint import encode_varint
 from test_scan_support import golden_id, golden_logs
 
 impl = support.impl
@@ -189,3 +190,31 @@ def _unverified_outcome(data: bytes) -> tuple[object, ...]:
     except FormatError as error:
         return (*got, type(error).__name__, error.position, error.message, error.field)
     return tuple(got)
+
+
+def _section_outcome(name: str, data: bytes, count: int) -> object:
+    previous = scan.set_implementation(name)
+    try:
+        return scan._section(data, 0, len(data), count)
+    except FormatError as error:
+        return (type(error).__name__, error.position, error.message, error.field)
+    finally:
+        scan.set_implementation(previous)
+
+
+record_like = st.lists(
+    st.one_of(
+        st.binary(max_size=12),
+        st.integers(-(2**31), 2**31 - 1).map(encode_varint),
+        st.sampled_from([b"\x80" * 5 + b"\x00", b"\xff" * 10 + b"\x01", b"\x00", b"\x01"]),
+    ),
+    max_size=12,
+).map(b"".join)
+
+
+@PARITY
+@given(record_like, st.integers(0, 6))
+def test_random_records_sections_decode_identically_in_c_and_python(
+    data: bytes, count: int
+) -> None:
+    assert _section_outcome("c", data, count) == _section_outcome("python", data, count)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from golden_dump import fields, parse_dump, record_lines
 from lethe_formats.crc import crc32c
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.records import scan
@@ -42,31 +43,12 @@ def impl(request: pytest.FixtureRequest) -> Iterator[str]:
     scan.set_implementation(previous)
 
 
-_FIELD = re.compile(r"(\w+): (\S+)")
-_RECORD = re.compile(
-    r"^\| offset: (\d+) (CreateTime|LogAppendTime): (-?\d+) keySize: (-?\d+) "
-    r"valueSize: (-?\d+) sequence: (-?\d+) headerKeys: \[(.*?)\]"
-)
-
-
-def dump_batches(log: Path) -> list[tuple[dict[str, str], list[tuple[str, ...]]]]:
-    """(batch line fields, record lines) in the order kafka-dump-log printed them."""
+def dump_batches(log: Path) -> list[tuple[dict[str, str], list[dict[str, str]]]]:
+    """(batch line fields, record line fields) as kafka-dump-log printed them,
+    read with the shared dump.txt parser (tests/formats/golden_dump.py)."""
     dump = next(p / "dump.txt" for p in log.parents if (p / "dump.txt").exists())
-    wanted = str(log.relative_to(dump.parent))
-    batches: list[tuple[dict[str, str], list[tuple[str, ...]]]] = []
-    inside = False
-    sections = 0
-    for line in dump.read_bytes().decode("latin-1").split("\n"):
-        if line.startswith("### "):  # the first dump of a file; later ones add decoders
-            args = line.split()
-            inside = "--files" in args and args[args.index("--files") + 1] == wanted
-            sections += inside
-            inside = inside and sections == 1
-        elif inside and line.startswith("baseOffset: "):
-            batches.append((dict(_FIELD.findall(line)), []))
-        elif inside and (match := _RECORD.match(line)):
-            batches[-1][1].append(match.groups())
-    return batches
+    lines = parse_dump(dump)[str(log.relative_to(dump.parent))]
+    return [(fields(group[0]), [fields(r) for r in group[1:]]) for group in record_lines(lines)]
 
 
 def record_bytes(
