@@ -7,11 +7,12 @@ import struct
 
 import pytest
 import test_scan_support as support
+from lethe_formats.compression import compress
 from lethe_formats.errors import ChecksumError, InvalidRecordError
 from lethe_formats.model import Compression, LegacyMessage, TimestampType
 from lethe_formats.records import scan
 from lethe_formats.records.builder import RecordSpec, build_legacy_message_set
-from lethe_formats.records.legacy import decode_message
+from lethe_formats.records.legacy import decode_message, encode_message
 from lethe_formats.records.log import decode_log
 
 impl = support.impl
@@ -108,3 +109,22 @@ def test_flipped_value_byte_marks_the_legacy_crc_invalid(impl: str) -> None:
     with pytest.raises(ChecksumError) as caught:
         list(scan.read_log(bytes(data)))
     assert caught.value.position == 2 * (len(data) // 3) + 12
+
+
+def test_inner_crc_is_checked_only_when_asked(impl: str) -> None:
+    plain = [LegacyMessage(i, 0, 0, 1, 0, 1_000 + i, b"k", b"v") for i in range(2)]
+    inner = bytearray(b"".join(encode_message(m) for m in plain))
+    inner[12] ^= 0xFF  # first inner message's stored CRC
+    value = compress(Compression.GZIP, bytes(inner), magic=1)
+    data = encode_message(LegacyMessage(1, 0, 0, 1, Compression.GZIP, 1_001, None, value))
+    (entry,) = scan.LogScanner(data)
+    assert entry.crc_valid is True  # the wrapper CRC covers the compressed bytes only
+    assert [m.offset for m in scan.decode_legacy_inner(data, entry)] == [0, 1]
+    with pytest.raises(ChecksumError) as caught:
+        scan.decode_legacy_inner(data, entry, verify_crc=True)
+    with pytest.raises(ChecksumError) as schema:
+        decode_log(data)
+    assert caught.value.position == schema.value.position
+    with pytest.raises(ChecksumError):
+        list(scan.read_log(data))
+    assert list(scan.read_log(data, verify_crc=False)) == decode_log(data, verify_crc=False)

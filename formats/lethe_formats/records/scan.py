@@ -335,14 +335,17 @@ def decode_records(
 
 
 def decode_legacy_inner(
-    data: Buffer, entry: ScannedEntry, *, file: str | None = None, verify_crc: bool = True
+    data: Buffer, entry: ScannedEntry, *, file: str | None = None, verify_crc: bool = False
 ) -> tuple[LegacyMessage, ...]:
     """Inner messages of a compressed magic 0/1 wrapper, with absolute offsets.
 
     v0 inner offsets are absolute already; v1 ones are relative and
     absolute = wrapper offset - last inner offset + inner offset, where a
-    wrapper offset of 0 (some librdkafka versions) means base 0. Inner CRCs
-    are checked when ``verify_crc``. An uncompressed entry is its own only
+    wrapper offset of 0 (some librdkafka versions) means base 0. Like
+    :func:`decode_records` this decodes and does not verify: inner CRCs are
+    checked only with ``verify_crc=True`` (ChecksumError; :func:`read_log`
+    passes its own flag), and each inner ``crc`` is kept for callers that
+    report validity per message. An uncompressed entry is its own only
     message: ``(entry.header,)``, as Kafka's deep iteration yields it.
     """
     header = entry.header
