@@ -160,6 +160,8 @@ class LogScanner:
         verify_crc: bool = True,
         max_entry_size: int | None = None,
     ) -> None:
+        if start < 0:
+            raise ValueError(f"start must be >= 0, not {start}")
         self._data = data
         self._file = file
         self._start = start
@@ -312,6 +314,8 @@ def decode_records(
     start = pos + 61
     end = pos + 12 + header.batch_length
     count = header.records_count
+    if end > len(data):
+        raise ValueError(f"entry at {pos} does not lie within data of {len(data)} bytes")
     if count < 0:
         raise InvalidRecordError(
             f"invalid recordsCount {count}", file=file, position=pos + 57, field="recordsCount"
