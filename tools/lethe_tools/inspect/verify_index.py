@@ -19,6 +19,12 @@ positions, last offsets, max timestamps), and cost one ``bisect`` per entry::
     .txnindex  entry lastOffset (the ABORT marker) must lie in this segment:
                >= its base offset (Kafka's sanityCheck) and < the next segment's
 
+The ``.index`` rule is Kafka 4.0's per-batch indexing (``LogSegment.append``
+loops over the batches of an append). Brokers older than that indexed a
+multi-batch append (a follower's fetch, a cleaner pass) by its largest offset
+at the position of its *first* batch; such entries are reported here, as
+kafka-dump-log reports them under "Mismatches in :<file>".
+
 Entries are read as kafka-dump-log reads them (stopping at a zero entry after
 the first), so an untrimmed preallocated tail is reported once by the storage
 check and not again for every zero entry.
