@@ -42,6 +42,7 @@ from lethe_formats.storage.checkpoint import (
 )
 from lethe_formats.storage.meta_properties import read_meta_properties
 from lethe_formats.storage.partition_metadata import read_partition_metadata
+
 from lethe_tools.inspect.mapped import read_small
 
 __all__ = [

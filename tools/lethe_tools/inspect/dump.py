@@ -39,6 +39,7 @@ from lethe_formats.storage.meta_properties import read_meta_properties
 from lethe_formats.storage.partition_metadata import read_partition_metadata
 from lethe_formats.storage.producer_snapshot import ProducerSnapshotEntry, read_producer_snapshot
 from lethe_formats.storage.txn_index import read_txn_index
+
 from lethe_tools.inspect.index_dump import (
     TimeIndexFindings,
     check_index_entries,

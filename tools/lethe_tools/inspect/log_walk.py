@@ -49,6 +49,7 @@ from lethe_formats.records.scan import (
     decode_legacy_inner,
     decode_records,
 )
+
 from lethe_tools.progress import NoProgress, ScanProgress
 
 __all__ = ["LogObserver", "LogWalk", "legacy_crc_valid", "walk_log"]

@@ -43,6 +43,7 @@ from lethe_formats.storage.index import (
 )
 from lethe_formats.storage.index_problems import IndexProblem
 from lethe_formats.storage.txn_index import check_txn_index, read_txn_index
+
 from lethe_tools.inspect.problems import Problems
 from lethe_tools.inspect.verify_log import SegmentSummary
 

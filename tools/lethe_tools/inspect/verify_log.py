@@ -48,6 +48,7 @@ from lethe_formats.records.scan import (
     decode_legacy_inner,
     decode_records,
 )
+
 from lethe_tools.inspect.log_walk import legacy_crc_valid
 from lethe_tools.inspect.problems import Problems
 from lethe_tools.progress import NoProgress, ScanProgress

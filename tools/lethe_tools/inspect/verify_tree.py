@@ -39,6 +39,7 @@ from typing import Any
 from lethe_formats.errors import FormatError
 from lethe_formats.storage.filenames import PartitionDirKind, parse_partition_dir_name
 from lethe_formats.storage.producer_snapshot import read_producer_snapshot
+
 from lethe_tools.inspect.kinds import FileInfo, Kind, classify
 from lethe_tools.inspect.mapped import mapped, read_small
 from lethe_tools.inspect.problems import Problems

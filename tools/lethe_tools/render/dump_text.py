@@ -40,6 +40,7 @@ from lethe_formats.records.control import control_type, decode_end_txn_marker
 from lethe_formats.records.scan import ScannedEntry
 from lethe_formats.storage.checkpoint import LeaderEpochCheckpoint, OffsetCheckpoint
 from lethe_formats.storage.producer_snapshot import ProducerSnapshotEntry, kafka_dump_line
+
 from lethe_tools.inspect.dump import DumpOptions, DumpReport
 from lethe_tools.inspect.kinds import FileInfo
 from lethe_tools.inspect.log_walk import LogWalk

@@ -47,6 +47,7 @@ from lethe_formats.model import AbortedTxn, BatchHeader, LegacyMessage, Record
 from lethe_formats.records.scan import ScannedEntry
 from lethe_formats.storage.checkpoint import LeaderEpochCheckpoint, OffsetCheckpoint
 from lethe_formats.storage.producer_snapshot import ProducerSnapshotEntry
+
 from lethe_tools.inspect.dump import DumpOptions, DumpReport
 from lethe_tools.inspect.kinds import FileInfo
 from lethe_tools.inspect.log_walk import LogWalk
