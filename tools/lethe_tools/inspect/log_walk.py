@@ -52,7 +52,7 @@ from lethe_formats.records.scan import (
 
 from lethe_tools.progress import NoProgress, ScanProgress
 
-__all__ = ["LogObserver", "LogWalk", "legacy_crc_valid", "walk_log"]
+__all__ = ["LogObserver", "LogWalk", "legacy_crc", "legacy_crc_valid", "walk_log"]
 
 
 class LogObserver(Protocol):
@@ -177,6 +177,11 @@ _LENGTH = struct.Struct(">i")
 
 def legacy_crc_valid(message: LegacyMessage) -> bool:
     """Whether ``message.crc`` is the CRC32 of its re-encoded covered bytes."""
+    return legacy_crc(message) == message.crc
+
+
+def legacy_crc(message: LegacyMessage) -> int:
+    """The CRC32 of a magic 0/1 message's covered bytes, re-encoded from its fields."""
     if message.magic == 0:
         head = _V0_HEAD.pack(message.magic, message.attributes)
     else:
@@ -189,4 +194,4 @@ def legacy_crc_valid(message: LegacyMessage) -> bool:
         else:
             parts.append(_LENGTH.pack(len(blob)))
             parts.append(blob)
-    return crc32(b"".join(parts)) == message.crc
+    return crc32(b"".join(parts))

@@ -49,7 +49,7 @@ from lethe_formats.records.scan import (
     decode_records,
 )
 
-from lethe_tools.inspect.log_walk import legacy_crc_valid
+from lethe_tools.inspect.log_walk import legacy_crc
 from lethe_tools.inspect.problems import Problems
 from lethe_tools.progress import NoProgress, ScanProgress
 
@@ -258,10 +258,11 @@ class _SegmentChecker:
                     entry.position,
                     f"inner[{index}].offset",
                 )
-            if not legacy_crc_valid(message):
+            computed = legacy_crc(message)
+            if computed != message.crc:
                 self.add(
-                    f"inner message {index} (offset {message.offset}) has a wrong crc "
-                    f"{message.crc}",
+                    f"inner message {index} (offset {message.offset}): Record is corrupt "
+                    f"(stored crc = {message.crc}, computed crc = {computed})",
                     entry.position,
                     f"inner[{index}].crc",
                 )
