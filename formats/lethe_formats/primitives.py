@@ -360,7 +360,10 @@ class Checksummed(AnySubconstruct):
     parses ``subcon`` from it; building builds ``subcon`` first and writes the
     hash in front. The parse result is the subcon's container plus
     ``crc`` (stored) and ``crc_valid``. A mismatch raises ChecksumError at the
-    CRC field unless the context parameter ``verify_crc`` is False.
+    CRC field unless the context parameter ``verify_crc`` is False. Covered
+    bytes the subcon leaves unread raise ``leftover`` (when given): the CRC
+    swallows the rest of the sub-stream, so a size prefix around it can no
+    longer see them.
     """
 
     def __init__(
@@ -368,10 +371,15 @@ class Checksummed(AnySubconstruct):
         checksumfield: Construct[int, int],
         hashfunc: Callable[[bytes], int],
         subcon: Construct[Any, Any],
+        *,
+        leftover: type[FormatError] | None = None,
+        leftover_field: str = "size",
     ) -> None:
         super().__init__(subcon)
         self.checksumfield = checksumfield
         self.hashfunc = hashfunc
+        self.leftover = leftover
+        self.leftover_field = leftover_field
 
     def _parse(self, stream: IO[bytes], context: Any, path: str) -> Container[Any]:
         position = stream.tell()
@@ -382,7 +390,15 @@ class Checksummed(AnySubconstruct):
         valid = stored == computed
         if not valid and context._params.get("verify_crc", True):
             raise ChecksumError(stored, computed, position=position, field="crc")
-        obj = self.subcon._parsereport(BytesIOWithOffsets(covered, stream, start), context, path)
+        covered_stream = BytesIOWithOffsets(covered, stream, start)
+        obj = self.subcon._parsereport(covered_stream, context, path)
+        unread = start + len(covered) - covered_stream.tell()
+        if unread and self.leftover is not None:
+            raise self.leftover(
+                f"{unread} bytes left unread inside {self.leftover_field}",
+                position=covered_stream.tell(),
+                field=self.leftover_field,
+            )
         obj["crc"] = stored
         obj["crc_valid"] = valid
         return obj  # type: ignore[no-any-return]

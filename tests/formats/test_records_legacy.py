@@ -227,3 +227,24 @@ def test_segment_may_mix_magics() -> None:
     v2 = build_batch([RecordSpec(b"k", b"v", timestamp=5)], base_offset=9)
     entries = decode_log(V0 + V1 + v2)
     assert [type(e) for e in entries] == [LegacyMessage, LegacyMessage, RecordBatch]
+
+
+def test_bytes_after_the_value_inside_message_size_are_corrupt_in_both_decoders() -> None:
+    """A v1 message whose messageSize claims 2 bytes more than its fields use.
+
+    Layout: offset 0-7, size 8-11, crc 12-15, magic 16, attributes 17,
+    timestamp 18-25, key length 26-29 (-1), value length 30-33, value 34-35,
+    then the 2 stray bytes at 36.
+    """
+    from lethe_formats.records.scan import LogScanner
+
+    body = bytes([1, 0]) + struct.pack(">qii", 5, -1, 2) + b"hi" + b"XY"
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    entry = struct.pack(">qi", 7, len(message)) + message
+    with pytest.raises(CorruptRecordError) as caught:
+        decode_message(entry)
+    assert (caught.value.position, caught.value.field) == (36, "messageSize")
+    scanner = LogScanner(entry)
+    assert list(scanner) == []
+    assert isinstance(scanner.stop_error, CorruptRecordError)
+    assert scanner.stop_error.position == 36

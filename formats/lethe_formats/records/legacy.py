@@ -114,7 +114,9 @@ def message_schema(magic: int) -> Construct[Any, Any]:
         "_message"
         / SizePrefixed(
             Int32,
-            Checksummed(UInt32, crc32, body),
+            Checksummed(
+                UInt32, crc32, body, leftover=CorruptRecordError, leftover_field="messageSize"
+            ),
             field="message_size",
             minimum=RECORD_OVERHEAD_V0,
             overrun=TruncatedError,
