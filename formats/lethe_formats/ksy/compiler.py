@@ -26,6 +26,7 @@ references to one another, and two compiled copies never collide.
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
 import subprocess
 import sys
@@ -92,7 +93,15 @@ class KaitaiSpecs:
 
 
 def kaitai_dir() -> Path:
-    """``formats/kaitai`` of the checkout this module lives in."""
+    """The Node driver's folder: ``$LETHE_KAITAI_DIR`` if set, else
+    ``formats/kaitai`` of the checkout this module lives in.
+
+    The variable serves a regular (wheel) install, where the module sits in
+    site-packages and the checkout's driver must be named explicitly.
+    """
+    configured = os.environ.get("LETHE_KAITAI_DIR")
+    if configured:
+        return Path(configured)
     return KSY_DIR.parents[1] / "kaitai"
 
 
@@ -110,7 +119,8 @@ def _node_command() -> list[str]:
     driver = kaitai_dir() / "compile.mjs"
     if not driver.is_file():
         raise KaitaiUnavailableError(
-            f"the Kaitai driver {driver} is missing: the specs compile only from a lethe checkout"
+            f"the Kaitai driver {driver} is missing: the specs compile only from a lethe "
+            "checkout (set LETHE_KAITAI_DIR to its formats/kaitai when lethe is installed)"
         )
     package = kaitai_dir() / "node_modules" / "kaitai-struct-compiler"
     if not (package / "package.json").is_file():
