@@ -119,7 +119,8 @@ def check_time_index_entries(
     previous = NO_TIMESTAMP
     for timestamp, offset in rows:
         found: ScannedEntry | None = None
-        for entry in LogScanner(log, start=min(_lookup(index, offset), len(log)), verify_crc=False):
+        start = min(max(_lookup(index, offset), 0), len(log))  # a corrupt index may point anywhere
+        for entry in LogScanner(log, start=start, verify_crc=False):
             if _last_offset(entry) >= offset:
                 found = entry
                 break
