@@ -51,9 +51,7 @@ def _read_unsigned(data: Buffer, pos: int, max_bytes: int, field: str) -> tuple[
         if not byte & 0x80:
             return result, pos + i + 1
         shift += 7
-    raise VarintError(
-        f"{field} is longer than {max_bytes} bytes", position=pos, field=field
-    )
+    raise VarintError(f"{field} is longer than {max_bytes} bytes", position=pos, field=field)
 
 
 def read_varint(data: Buffer, pos: int, field: str = "varint") -> tuple[int, int]:
