@@ -292,3 +292,18 @@ def test_meta_properties_without_node_id(tmp_path: Path, lethe: Callable[..., Ru
 def test_missing_path(tmp_path: Path, lethe: Callable[..., Run]) -> None:
     run = lethe("verify", str(tmp_path / "nope"))
     assert (run.status, run.lines) == (1, [f"{tmp_path / 'nope'}: No such file or directory"])
+
+
+def test_summary_line_counts_the_files_and_the_problems(
+    copy_case: Callable[[str], Path], lethe: Callable[..., Run]
+) -> None:
+    case = copy_case("codecs")
+    log = case / LOG0
+    log.write_bytes(log.read_bytes()[:-10])
+    # Two files named on the command line, one of them torn.
+    run = lethe(
+        "verify", "--summary", str(log), str(case / "golden-codecs-0" / "leader-epoch-checkpoint")
+    )
+    assert run.lines[-1] == "verified 2 files: 1 problem"
+    assert len(run.lines) == 2
+    assert run.status == 1

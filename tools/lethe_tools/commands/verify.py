@@ -7,7 +7,8 @@ entries pointing at real batches with the right offsets and timestamps,
 ``.txnindex`` sanity, KIP-534 delete horizons, producer snapshots, and the
 checkpoint files (Kafka's strict reading rules, then their offsets against
 the partitions' ranges when the log dir is given). ``--deep`` also decodes
-every record. Prints one line per problem, ``<file>: byte <pos>: <field>:
+every record. ``--summary`` ends with ``verified N files: M problems``.
+Prints one line per problem, ``<file>: byte <pos>: <field>:
 <message>`` (``line <n>`` for text files), and exits 1 if there was any, 0
 if everything is consistent.
 """
@@ -38,13 +39,21 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--deep", action="store_true", help="decode every record, not only delete-horizon batches"
     )
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="end with one line: files checked and problems found",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     problems = Problems()
-    verify_paths(args.paths, VerifyOptions(deep=args.deep), problems)
+    checked = verify_paths(args.paths, VerifyOptions(deep=args.deep), problems)
     out = LineSink(sys.stdout)
     out.lines([str(problem) for problem in problems])
+    if args.summary:
+        count = len(problems)
+        out.lines([f"verified {checked} files: {count} problem{'' if count == 1 else 's'}"])
     out.flush()
     return EXIT_PROBLEMS if problems else 0
