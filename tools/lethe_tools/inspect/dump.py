@@ -101,6 +101,8 @@ def dump_files(paths: Sequence[str], options: DumpOptions, renderer: DumpRendere
         except FormatError as error:
             report.failed = True
             renderer.file_error(path, str(error.at(file=path)))
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): the CLI ends quietly
         except (OSError, ValueError) as error:
             report.failed = True
             renderer.file_error(path, _os_message(path, error))
