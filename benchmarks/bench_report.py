@@ -100,7 +100,9 @@ def _markdown(result: dict[str, Any]) -> str:
         f"Python {machine['python']} ({machine['python_implementation']}), "
         f"lethe decoder `{machine['lethe_implementation']}`, "
         f"aiokafka C reader: {machine['aiokafka_c']}. "
-        f"Load average {machine['loadavg_before']} before, {machine['loadavg_after']} after.",
+        f"Load average {machine['loadavg_before']} before, {machine['loadavg_after']} after; "
+        f"other processes' CPU time during the {machine['wall_seconds']} s run: "
+        f"{_fmt(machine['other_cpu_seconds'])} s.",
         f"Segment: {segment['size']:,} bytes, {segment['records']:,} records in "
         f"{segment['batches']:,} uncompressed batches (sha256 `{segment['sha256'][:16]}...`).",
         "",

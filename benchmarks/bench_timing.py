@@ -13,6 +13,11 @@ Subprocess runs time the whole process, interpreter start included, as
 and a non-zero exit status or any stderr output fails the benchmark rather
 than producing a figure for work that was not done.
 
+:class:`OtherWork` says how busy the machine was with *other* processes:
+all CPUs' busy time from ``/proc/stat`` minus this process's and its waited-for
+children's CPU time (``os.times``), over the run. The load average cannot
+tell, since this benchmark's own busy process is part of it.
+
 ``pinned(cpu)`` restricts this process to one CPU for the "one core" figures
 and restores the previous mask afterwards, so subprocesses started outside
 the block are not pinned.
@@ -27,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
-__all__ = ["BenchError", "best_of", "pinned", "run_command", "time_command"]
+__all__ = ["BenchError", "OtherWork", "best_of", "pinned", "run_command", "time_command"]
 
 T = TypeVar("T")
 
@@ -81,3 +86,39 @@ def pinned(cpu: int | None) -> Iterator[int | None]:
         yield cpu
     finally:
         os.sched_setaffinity(0, before)
+
+
+def _busy_cpu_seconds() -> float | None:
+    """CPU seconds all CPUs spent busy since boot (Linux ``/proc/stat``), else None."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+class OtherWork:
+    """CPU time used by other processes between construction and :meth:`stop`."""
+
+    def __init__(self) -> None:
+        self._busy = _busy_cpu_seconds()
+        self._own = _own_cpu_seconds()
+        self._start = time.perf_counter()
+
+    def stop(self) -> dict[str, float | None]:
+        """Wall seconds, and CPU seconds used by other processes (None if unknown)."""
+        wall = time.perf_counter() - self._start
+        busy = _busy_cpu_seconds()
+        other = None
+        if busy is not None and self._busy is not None:
+            other = max(0.0, (busy - self._busy) - (_own_cpu_seconds() - self._own))
+        return {"wall_seconds": round(wall, 1), "other_cpu_seconds": other}

@@ -42,7 +42,7 @@ from typing import Any
 import bench_readers as readers
 from bench_data import MIB, Segment, ensure_segment
 from bench_report import Figure, Target, evaluate, write_results
-from bench_timing import BenchError, best_of, pinned, time_command
+from bench_timing import BenchError, OtherWork, best_of, pinned, time_command
 from lethe_formats.model import BatchHeader
 from lethe_formats.records import scan
 from lethe_formats.records.scan import LogScanner
@@ -307,6 +307,18 @@ class Bench:
                 raise BenchError(f"{name} read {self.counts[name]} records, generated {wanted}")
 
 
+def _command_line(argv: Sequence[str]) -> str:
+    """The command as run, without ``--note`` texts (they are listed under the table)."""
+    shown: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip or arg == "--note" or arg.startswith("--note="):
+            skip = arg == "--note"
+            continue
+        shown.append(arg)
+    return " ".join(["python benchmarks/formats_bench.py", *shown])
+
+
 def _notes(args: argparse.Namespace, machine: dict[str, Any]) -> list[str]:
     notes = [
         "Best of N wall-clock runs; MB = 10^6 bytes. Segment in the page cache.",
@@ -320,12 +332,15 @@ def _notes(args: argparse.Namespace, machine: dict[str, Any]) -> list[str]:
         f"{KAFKA_DUMP_DEEP_RECORDS_S / M} M records/s deep, "
         f"{KAFKA_DUMP_SHALLOW_MB_S:.0f} MB/s shallow.",
     ]
-    busy = max(machine["loadavg_before"][0], machine["loadavg_after"][0])
-    if busy >= 0.5:
+    other, wall = machine["other_cpu_seconds"], machine["wall_seconds"]
+    if other is not None and other > 0.05 * wall:
         notes.append(
-            f"Other work was running on this {machine['cpu_count']}-CPU machine while the figures "
-            f"were taken (1-min load average up to {busy}); figures are lower bounds."
+            f"Other work ran on this {machine['cpu_count']}-CPU machine during the run: other "
+            f"processes used {other:.0f} CPU-seconds in {wall:.0f} s (on average "
+            f"{other / wall:.2f} CPUs busy); figures are lower bounds."
         )
+    elif other is not None:
+        notes.append(f"Other processes used {other:.1f} CPU-seconds during the {wall:.0f} s run.")
     return notes + list(args.note)
 
 
@@ -333,6 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     machine = _machine()
+    meter = OtherWork()
     print(f"segment of >= {args.size_mib} MiB under {args.data_dir} ...", flush=True)
     segment = ensure_segment(args.data_dir, int(args.size_mib * MIB))
     tiny = ensure_segment(args.data_dir, 1, name="tiny")
@@ -352,11 +368,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"benchmark failed: {error}", file=sys.stderr)
         return 1
     machine["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    machine |= meter.stop()
     machine["pinned_cpu"] = cpu
     result = {
         "started": started,
-        "command": "python benchmarks/formats_bench.py "
-        + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": _command_line(sys.argv[1:] if argv is None else argv),
         "repeat": args.repeat,
         "machine": machine,
         "segment": {k: v for k, v in asdict(segment).items() if k != "path"}
