@@ -22,7 +22,13 @@ __all__ = ["build_parser", "main"]
 COMMAND_MODULES = ("dump", "verify", "checkpoint", "fixtures")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``lethe`` parser; with ``command``, only that subcommand is registered.
+
+    Registering one subcommand imports only its module: ``lethe verify`` then
+    starts without loading the dump renderers or the fixture generator, which
+    matters for whole-process figures on short runs.
+    """
     parser = argparse.ArgumentParser(
         prog="lethe",
         description=(
@@ -30,15 +36,22 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if command is None else (command,):
         module = importlib.import_module(f"lethe_tools.commands.{name}")
         module.register(subparsers)
     return parser
 
 
+def _chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named first on the command line, if it is a known one."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    return first if first in COMMAND_MODULES else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_chosen_command(arguments))
+    args = parser.parse_args(arguments)
     try:
         status: int = args.func(args)
     except FormatError as error:
