@@ -2,53 +2,42 @@
 
 The writer replays the leader's append path of Kafka 4.0 for one partition,
 one ``append`` call standing for one ``UnifiedLog.append`` of a produce
-request's records (a v2 batch, or a legacy message set):
+request's records (a v2 batch, or a legacy message set). The segment rules
+themselves (roll on size or offset overflow, offset index entry after more
+than ``index.interval.bytes``, time index of the max timestamp so far, final
+time index entry when a segment becomes inactive) are the reference broker's
+:class:`lethe_reference.storage.segment_state.SegmentState`, so the broker and
+the fixtures share ONE implementation of Kafka's rules. This module adds only:
 
-1. **Roll** (``UnifiedLog.maybeRoll`` / ``LogSegment.shouldRoll``, size rule
-   only): start a new segment, named after the append's first offset, when
-   ``segment.size > segment.bytes - incoming.size``, when the append's last
-   offset would not fit as an int32 relative to the segment's base offset, or
-   when the caller forces it (``roll=True``, standing in for ``segment.ms``,
-   whose wall-clock rule a generator has no business computing). The old
-   segment becomes inactive: its time index gets the final entry below.
-2. **Append** (``LogSegment.append``): remember where the append starts. If
-   the max timestamp of the append is *strictly* greater than the segment's
-   max so far, that becomes (max timestamp, last offset of the shallow batch
-   holding it). Then, if *more than* ``index.interval.bytes`` were appended
-   since the last index entry (this append not counted yet), add the offset
-   index entry (last offset of the append -> its start position) and offer
-   (max timestamp so far, its offset) to the time index; reset the counter.
-   Finally count this append's bytes.
-3. **Time index** (``TimeIndex.maybeAppend``): an entry is written only if its
-   timestamp is greater than the last entry's, the "last entry" of an empty
-   index being (-1, base offset). So all-v0 data gives an empty time index.
-4. **Inactive / close** (``onBecomeInactiveSegment``, ``close``): offer the max
-   so far once more; indexes are trimmed to their entries (no preallocation).
-5. **Transactions** (``ProducerStateManager``): a transactional batch of a
+1. **Shallow reading** of the appended bytes (:mod:`.shallow`), including
+   legacy message sets the broker no longer accepts from producers: the
+   append's largest offset, and (max timestamp, last offset of the first
+   shallow entry holding it) as ``UnifiedLog.analyzeAndValidateRecords``
+   computes them.
+2. **Forced rolls** (``roll=True``), standing in for ``segment.ms``, whose
+   wall-clock rule a generator has no business computing; ``segment.ms`` is
+   therefore never reached here (``NEVER_MS``).
+3. **Transactions** (``ProducerStateManager``): a transactional batch of a
    producer with no open transaction opens one at its base offset. A COMMIT or
    ABORT marker completes it (first offset = the open one, or the marker's own
    offset); an ABORT adds ``AbortedTxn(producerId, first, marker offset, LSO)``
    to the segment holding the marker, where LSO is the first offset of the
    earliest still-open transaction of *another* producer, else marker + 1.
+
+Indexes are never preallocated: what :meth:`PartitionLogWriter.close` returns
+is what a clean shutdown leaves on disk.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lethe_formats.model import (
-    NO_TIMESTAMP,
-    AbortedTxn,
-    ControlType,
-    OffsetIndexEntry,
-    TimeIndexEntry,
-)
+from lethe_formats.model import AbortedTxn, ControlType, OffsetIndexEntry, TimeIndexEntry
+from lethe_reference.storage.segment_state import NEVER_MS, RollParams, SegmentState
 
 from lethe_tools.fixturegen.shallow import ShallowEntry, shallow_entries
 
 __all__ = ["PartitionLogWriter", "SegmentContent"]
-
-_INT32_MAX = 0x7FFFFFFF
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,50 +53,38 @@ class SegmentContent:
 
 @dataclass(slots=True)
 class _ActiveSegment:
-    base_offset: int
+    state: SegmentState
     log: bytearray = field(default_factory=bytearray)
-    offset_index: list[OffsetIndexEntry] = field(default_factory=list)
-    time_index: list[TimeIndexEntry] = field(default_factory=list)
     aborted_txns: list[AbortedTxn] = field(default_factory=list)
-    bytes_since_last_index_entry: int = 0
-    max_timestamp: int = NO_TIMESTAMP
-    offset_of_max_timestamp: int = -1
 
-    def __post_init__(self) -> None:
-        self.offset_of_max_timestamp = self.base_offset
+    @property
+    def base_offset(self) -> int:
+        return self.state.base_offset
 
-    def maybe_append_time_entry(self, timestamp: int, offset: int) -> None:
-        last = self.time_index[-1].timestamp if self.time_index else NO_TIMESTAMP
-        if timestamp > last:
-            self.time_index.append(TimeIndexEntry(timestamp, offset - self.base_offset))
-
-    def append(self, data: bytes, entries: list[ShallowEntry], interval: int) -> None:
-        position = len(self.log)
-        self.log += data
+    def append(self, data: bytes, entries: list[ShallowEntry]) -> None:
         largest_ts, offset_of_largest = _max_timestamp(entries)
-        if largest_ts > self.max_timestamp:
-            self.max_timestamp, self.offset_of_max_timestamp = largest_ts, offset_of_largest
-        if self.bytes_since_last_index_entry > interval:
-            relative = entries[-1].last_offset - self.base_offset
-            self.offset_index.append(OffsetIndexEntry(relative, position))
-            self.maybe_append_time_entry(self.max_timestamp, self.offset_of_max_timestamp)
-            self.bytes_since_last_index_entry = 0
-        self.bytes_since_last_index_entry += len(data)
+        self.state.on_append(
+            len(data),
+            largest_offset=entries[-1].last_offset,
+            largest_timestamp=largest_ts,
+            shallow_offset_of_max_timestamp=offset_of_largest,
+        )
+        self.log += data
 
     def finish(self) -> SegmentContent:
-        self.maybe_append_time_entry(self.max_timestamp, self.offset_of_max_timestamp)
+        self.state.become_inactive()
         return SegmentContent(
             base_offset=self.base_offset,
             log=bytes(self.log),
-            offset_index=tuple(self.offset_index),
-            time_index=tuple(self.time_index),
+            offset_index=self.state.offset_index.entries,
+            time_index=self.state.time_index.entries,
             aborted_txns=tuple(self.aborted_txns),
         )
 
 
 def _max_timestamp(entries: list[ShallowEntry]) -> tuple[int, int]:
     """(max timestamp, last offset of the first shallow entry holding it), as LogValidator."""
-    largest, offset = NO_TIMESTAMP, -1
+    largest, offset = -1, -1  # NO_TIMESTAMP; no entry yet
     for entry in entries:
         if entry.max_timestamp > largest:
             largest, offset = entry.max_timestamp, entry.last_offset
@@ -164,7 +141,7 @@ class PartitionLogWriter:
         if first < self._next_offset and self._active is not None:
             raise ValueError(f"offset {first} is below the log end offset {self._next_offset}")
         active = self._segment_for(data, entries, first, roll, roll_base_offset)
-        active.append(data, entries, self._interval)
+        active.append(data, entries)
         self._track_transactions(active, entries)
         self._next_offset = entries[-1].last_offset + 1
 
@@ -172,7 +149,7 @@ class PartitionLogWriter:
         """Finish the active segment (as a clean shutdown does) and return all segments."""
         if self._active is None:
             base = self._start_offset if self._start_offset is not None else 0
-            self._active = _ActiveSegment(base)
+            self._active = self._new_segment(base)
         self._finished.append(self._active.finish())
         self._active = None
         return list(self._finished)
@@ -190,16 +167,24 @@ class PartitionLogWriter:
             base = self._start_offset if self._start_offset is not None else first
             if roll_base is not None:
                 base = roll_base
-            self._active = _ActiveSegment(base)
+            self._active = self._new_segment(base)
             return self._active
-        last = entries[-1].last_offset
-        too_big = len(active.log) > self._segment_bytes - len(data)
-        not_relative = last - active.base_offset > _INT32_MAX
-        if roll or roll_base is not None or too_big or not_relative:
+        params = RollParams(
+            max_segment_ms=NEVER_MS,
+            max_segment_bytes=self._segment_bytes,
+            max_timestamp_in_messages=_max_timestamp(entries)[0],
+            max_offset_in_messages=entries[-1].last_offset,
+            messages_size=len(data),
+            now_ms=0,
+        )
+        if roll or roll_base is not None or active.state.should_roll(params):
             self._finished.append(active.finish())
-            active = _ActiveSegment(roll_base if roll_base is not None else first)
+            active = self._new_segment(roll_base if roll_base is not None else first)
             self._active = active
         return active
+
+    def _new_segment(self, base_offset: int) -> _ActiveSegment:
+        return _ActiveSegment(SegmentState(base_offset, index_interval_bytes=self._interval))
 
     def _track_transactions(self, segment: _ActiveSegment, entries: list[ShallowEntry]) -> None:
         for entry in entries:

@@ -1,0 +1,133 @@
+"""Typed errors of the storage engine, each carrying the Kafka error it answers with.
+
+Theory of operation
+-------------------
+Kafka's storage layer throws ``ApiException`` subclasses (``OffsetOutOfRange
+Exception``, ``RecordTooLargeException``, ...) and ``Errors.forException``
+turns each into a wire code. The reference broker keeps that split: storage
+code raises these classes, and the protocol layer reads ``error_name`` /
+``error_code`` off the exception when it builds a response, so no handler
+needs its own table. ``error_name`` is the name in Kafka's ``Errors`` enum and
+``error_code`` its number (``clients/.../protocol/Errors.java``)::
+
+    LogError                                 (base: UNKNOWN_SERVER_ERROR -1)
+    +- OffsetOutOfRangeError                 OFFSET_OUT_OF_RANGE 1
+    +- RecordValidationError                 (a produce append was refused)
+    |  +- CorruptMessageError                CORRUPT_MESSAGE 2
+    |  +- MessageTooLargeError               MESSAGE_TOO_LARGE 10
+    |  +- RecordListTooLargeError            RECORD_LIST_TOO_LARGE 18
+    |  +- InvalidTimestampError              INVALID_TIMESTAMP 32
+    |  +- UnsupportedCompressionTypeError    UNSUPPORTED_COMPRESSION_TYPE 76
+    |  +- InvalidRecordError                 INVALID_RECORD 87
+    |  +- UnknownCodecError                  UNKNOWN_SERVER_ERROR -1
+    +- SegmentOffsetOverflowError            (internal: a roll is needed first)
+    +- KafkaStorageError                     KAFKA_STORAGE_ERROR 56
+
+``RecordValidationError.record_errors`` holds ``(batch index, message)``
+pairs, the ``RecordErrors`` a v8+ ProduceResponse carries
+(``RecordValidationException``); they are empty for batch-level failures.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "CorruptMessageError",
+    "InvalidRecordError",
+    "InvalidTimestampError",
+    "KafkaStorageError",
+    "LogError",
+    "MessageTooLargeError",
+    "OffsetOutOfRangeError",
+    "RecordListTooLargeError",
+    "RecordValidationError",
+    "SegmentOffsetOverflowError",
+    "UnknownCodecError",
+    "UnsupportedCompressionTypeError",
+]
+
+
+class LogError(Exception):
+    """Base class: a storage operation Kafka would refuse with ``error_code``."""
+
+    error_name: ClassVar[str] = "UNKNOWN_SERVER_ERROR"
+    error_code: ClassVar[int] = -1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class OffsetOutOfRangeError(LogError):
+    """A fetch or log-start-offset move outside [log start offset, LEO] / above the HW."""
+
+    error_name = "OFFSET_OUT_OF_RANGE"
+    error_code = 1
+
+
+class RecordValidationError(LogError):
+    """A produce append refused by validation; nothing was written."""
+
+    def __init__(self, message: str, record_errors: tuple[tuple[int, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.record_errors = record_errors
+
+
+class CorruptMessageError(RecordValidationError):
+    """CorruptRecordException: bad CRC, impossible sizes, undecodable records."""
+
+    error_name = "CORRUPT_MESSAGE"
+    error_code = 2
+
+
+class MessageTooLargeError(RecordValidationError):
+    """RecordTooLargeException: a batch larger than ``max.message.bytes``."""
+
+    error_name = "MESSAGE_TOO_LARGE"
+    error_code = 10
+
+
+class RecordListTooLargeError(RecordValidationError):
+    """RecordBatchTooLargeException: the append is larger than ``segment.bytes``."""
+
+    error_name = "RECORD_LIST_TOO_LARGE"
+    error_code = 18
+
+
+class InvalidTimestampError(RecordValidationError):
+    """A record timestamp outside ``message.timestamp.{before,after}.max.ms``."""
+
+    error_name = "INVALID_TIMESTAMP"
+    error_code = 32
+
+
+class UnsupportedCompressionTypeError(RecordValidationError):
+    """A codec the topic or request version does not allow."""
+
+    error_name = "UNSUPPORTED_COMPRESSION_TYPE"
+    error_code = 76
+
+
+class InvalidRecordError(RecordValidationError):
+    """InvalidRecordException: a batch or record that breaks an append rule."""
+
+    error_name = "INVALID_RECORD"
+    error_code = 87
+
+
+class UnknownCodecError(RecordValidationError):
+    """Compression id 5-7: Kafka's ``CompressionType.forId`` throws an
+    IllegalArgumentException, which ``Errors.forException`` maps to -1."""
+
+
+class SegmentOffsetOverflowError(LogError):
+    """An offset that does not fit the segment's int32 relative offsets
+    (``LogSegmentOffsetOverflowException``); callers roll before appending."""
+
+
+class KafkaStorageError(LogError):
+    """An I/O failure on a log directory (``KafkaStorageException``)."""
+
+    error_name = "KAFKA_STORAGE_ERROR"
+    error_code = 56
