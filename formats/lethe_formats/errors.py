@@ -6,14 +6,18 @@ output can open a hex editor at the right place. Positions are absolute within
 the buffer or file: decoders that work on a slice re-anchor errors with
 :meth:`FormatError.at` before letting them escape.
 
-The mapping from error class to Kafka's numeric error code lives here and
-nowhere else (``KAFKA_ERROR_CODES``); the broker uses it when a client sends
-a batch that fails validation.
+The mapping from error class to Kafka's error code lives here and nowhere
+else (``KAFKA_ERROR_CODES``); the broker uses it when a client sends a batch
+that fails validation. The codes themselves are members of the one Kafka error
+table, :class:`lethe_formats.protocol.error_codes.ErrorCode` (``protocol``
+classes add their own entries when imported).
 """
 
 from __future__ import annotations
 
 from typing import Self
+
+from lethe_formats.protocol.error_codes import ErrorCode
 
 __all__ = [
     "KAFKA_ERROR_CODES",
@@ -133,13 +137,13 @@ class CheckpointError(FormatError):
 #: for each decoding failure when it reaches a client. Looked up by MRO so a
 #: subclass inherits its parent's code.
 KAFKA_ERROR_CODES: dict[type[FormatError], int] = {
-    FormatError: 2,  # CORRUPT_MESSAGE
-    CorruptRecordError: 2,  # CORRUPT_MESSAGE
-    TruncatedError: 2,  # CORRUPT_MESSAGE
-    InvalidRecordError: 87,  # INVALID_RECORD
-    UnsupportedCompressionError: 76,  # UNSUPPORTED_COMPRESSION_TYPE
-    CorruptIndexError: 56,  # KAFKA_STORAGE_ERROR
-    CheckpointError: 56,  # KAFKA_STORAGE_ERROR
+    FormatError: ErrorCode.CORRUPT_MESSAGE,
+    CorruptRecordError: ErrorCode.CORRUPT_MESSAGE,
+    TruncatedError: ErrorCode.CORRUPT_MESSAGE,
+    InvalidRecordError: ErrorCode.INVALID_RECORD,
+    UnsupportedCompressionError: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+    CorruptIndexError: ErrorCode.KAFKA_STORAGE_ERROR,
+    CheckpointError: ErrorCode.KAFKA_STORAGE_ERROR,
 }
 
 
@@ -148,4 +152,4 @@ def kafka_error_code(error: FormatError) -> int:
     for klass in type(error).__mro__:
         if klass in KAFKA_ERROR_CODES:
             return KAFKA_ERROR_CODES[klass]
-    return -1  # UNKNOWN_SERVER_ERROR
+    return ErrorCode.UNKNOWN_SERVER_ERROR

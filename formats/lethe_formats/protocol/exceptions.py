@@ -17,13 +17,16 @@ Two families meet here and must not be confused:
   ``UnsupportedVersionException`` in that case, and silently dropping the value
   would hide a handler bug.
 
-Kafka error codes for these live in ``error_codes`` (the one table); the
-mapping from these classes to codes is ``lethe_formats.errors.KAFKA_ERROR_CODES``.
+Kafka error codes for these live in ``error_codes`` (the one table); this
+module adds its classes to ``lethe_formats.errors.KAFKA_ERROR_CODES`` (the one
+class-to-code mapping) when imported: UNSUPPORTED_VERSION for version faults,
+INVALID_REQUEST for the rest (a broker closes the connection on those anyway).
 """
 
 from __future__ import annotations
 
-from lethe_formats.errors import FormatError
+from lethe_formats.errors import KAFKA_ERROR_CODES, FormatError
+from lethe_formats.protocol.error_codes import ErrorCode
 
 __all__ = [
     "FrameTooLargeError",
@@ -83,3 +86,14 @@ class UnsupportedVersionError(ProtocolError):
         super().__init__(message, field=field, position=position)
         self.api_key = api_key
         self.version = version
+
+
+KAFKA_ERROR_CODES.update(
+    {
+        ProtocolError: ErrorCode.INVALID_REQUEST,
+        MalformedMessageError: ErrorCode.INVALID_REQUEST,
+        FrameTooLargeError: ErrorCode.INVALID_REQUEST,
+        UnknownApiKeyError: ErrorCode.INVALID_REQUEST,
+        UnsupportedVersionError: ErrorCode.UNSUPPORTED_VERSION,
+    }
+)
