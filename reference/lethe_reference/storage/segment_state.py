@@ -116,6 +116,10 @@ class SegmentState:
     def max_timestamp_so_far(self) -> int:
         return self.max_timestamp_and_offset_so_far.timestamp
 
+    def replace_max_so_far(self, value: TimestampOffset | None) -> None:
+        """Set the max so far after a truncation (None: read the time index again)."""
+        self._max_so_far = value
+
     def note_batch_timestamp(self, timestamp: int, shallow_offset: int) -> None:
         """Raise the max so far when ``timestamp`` is strictly greater."""
         if timestamp > self.max_timestamp_so_far:

@@ -1,0 +1,389 @@
+"""A partition's log: segments plus the offsets that bound them (``UnifiedLog``).
+
+Theory of operation
+-------------------
+Four offsets describe a partition, always ordered
+``log start offset <= high watermark <= log end offset``::
+
+    segments   [0 .......][8 .......][16 ...... active]
+    offsets     ^LSO          ^recovery point   ^HW    ^LEO (next offset)
+
+* **LEO** (log end offset): the next offset to assign; moves on append.
+* **HW** (high watermark): what consumers may read. The log never moves it on
+  append; the partition layer does (single broker: to the LEO once the append
+  is acknowledged, :meth:`PartitionLog.update_high_watermark`), which keeps
+  replication free to drive it later.
+* **LSO** (log start offset): the first readable offset. Only
+  :meth:`PartitionLog.maybe_increment_log_start_offset` moves it, for
+  DeleteRecords or segment deletion (kafka-facts 1.2): above the HW it raises
+  :class:`OffsetOutOfRangeError`, at or below the current value it does
+  nothing, otherwise it sets it, lifts HW and recovery point to it if they are
+  below, and truncates the leader-epoch cache from the start. Nothing is
+  written to disk then (the log manager checkpoints it periodically).
+* **recovery point**: everything below it was flushed; startup recovery
+  re-scans only from the segment holding it.
+
+**Append** (``appendAsLeader``): validate and assign offsets without
+re-encoding (:mod:`.validator`), refuse appends larger than ``segment.bytes``,
+record the epoch, roll if the active segment should roll (:mod:`.segment_state`:
+size, ``segment.ms`` minus a per-segment random jitter, full index, offset
+overflow), append. ``append_as_follower`` keeps the offsets it is given.
+
+**Roll**: the new segment is named after the append's first offset (at least
+the LEO); the old one gets its final time index entry and is flushed, which
+advances the recovery point to the new base offset.
+
+**Deletion**: removed segments leave the map at once, their files are renamed
+``.deleted`` and handed to a :class:`SegmentDeleter` that removes them after
+``file.delete.delay.ms`` (kafka-facts 1.3).
+
+Reads and timestamp lookups are in :mod:`.log_reads`. Not task-safe: the
+caller holds the partition lock.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from lethe_formats.model import BatchHeader
+from lethe_formats.records.scan import LogScanner
+
+from lethe_reference.clock import Clock
+from lethe_reference.storage import errors
+from lethe_reference.storage.file_records import last_offset, max_timestamp
+from lethe_reference.storage.leader_epoch import LeaderEpochCache
+from lethe_reference.storage.segment import LogSegment
+from lethe_reference.storage.segment_state import RollParams
+from lethe_reference.storage.segments import LogSegments
+from lethe_reference.storage.settings import LogSettings, max_segment_ms
+from lethe_reference.storage.validator import validate_and_assign_offsets
+
+__all__ = ["AppendResult", "LogStartOffsetIncrementReason", "PartitionLog", "SegmentDeleter"]
+
+_log = logging.getLogger(__name__)
+DELETED_SUFFIX = ".deleted"
+
+
+class LogStartOffsetIncrementReason(enum.Enum):
+    """Why the log start offset moved; the value is Kafka's log wording (kafka-facts 1.6)."""
+
+    LEADER_OFFSET_INCREMENTED = "leader offset increment"
+    SEGMENT_DELETION = "segment deletion"
+    CLIENT_RECORD_DELETION = "client delete records request"
+    SNAPSHOT_GENERATED = "snapshot generated"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class SegmentDeleter(Protocol):
+    """Removes ``.deleted`` segment files once ``due_ms`` has passed."""
+
+    def schedule(self, segments: Sequence[LogSegment], due_ms: int) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What a ProduceResponse partition needs (``LogAppendInfo``)."""
+
+    first_offset: int
+    last_offset: int
+    #: The broker time of a LogAppendTime topic, else -1.
+    log_append_time: int
+    log_start_offset: int
+    max_timestamp: int
+
+
+class PartitionLog:
+    """One partition's log in ``directory``; built by the loader or :meth:`create`."""
+
+    def __init__(
+        self,
+        directory: Path,
+        settings: LogSettings,
+        *,
+        clock: Clock,
+        segments: LogSegments,
+        log_start_offset: int,
+        recovery_point: int,
+        next_offset: int,
+        epoch_cache: LeaderEpochCache,
+        deleter: SegmentDeleter | None = None,
+        rng: random.Random | None = None,
+        compression_type: str = "producer",
+    ) -> None:
+        self.directory = directory
+        self.settings = settings
+        self.clock = clock
+        self.segments = segments
+        self.epoch_cache = epoch_cache
+        self.deleter = deleter
+        self.compression_type = compression_type
+        self._rng = rng or random.Random()
+        self._log_start_offset = log_start_offset
+        self._recovery_point = recovery_point
+        self._next_offset = next_offset
+        self._high_watermark = log_start_offset
+
+    @classmethod
+    def create(
+        cls,
+        directory: Path,
+        settings: LogSettings,
+        *,
+        clock: Clock,
+        start_offset: int = 0,
+        deleter: SegmentDeleter | None = None,
+        rng: random.Random | None = None,
+    ) -> PartitionLog:
+        """A new empty log with one segment at ``start_offset``."""
+        directory.mkdir(parents=True, exist_ok=True)
+        segments = LogSegments()
+        log = cls(
+            directory,
+            settings,
+            clock=clock,
+            segments=segments,
+            log_start_offset=start_offset,
+            recovery_point=start_offset,
+            next_offset=start_offset,
+            epoch_cache=LeaderEpochCache.load(directory),
+            deleter=deleter,
+            rng=rng,
+        )
+        segments.add(log.new_segment(start_offset))
+        return log
+
+    # --- offsets ------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.directory.name
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The HW: lethe tracks no open transactions yet (no producer state)."""
+        return self._high_watermark
+
+    @property
+    def recovery_point(self) -> int:
+        return self._recovery_point
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self.segments.active
+
+    def size(self) -> int:
+        return self.segments.size_in_bytes()
+
+    def update_high_watermark(self, offset: int) -> int:
+        """Set the HW, clamped to ``[log start offset, LEO]``; returns the new HW."""
+        self._high_watermark = min(max(offset, self._log_start_offset), self._next_offset)
+        return self._high_watermark
+
+    def maybe_increment_high_watermark(self, offset: int) -> bool:
+        """Raise the HW to ``offset`` (<= LEO) if that is higher."""
+        if offset > self._next_offset:
+            raise ValueError(f"High watermark {offset} update exceeds log end offset")
+        if offset <= self._high_watermark:
+            return False
+        self._high_watermark = offset
+        return True
+
+    def maybe_increment_log_start_offset(
+        self, offset: int, reason: LogStartOffsetIncrementReason
+    ) -> bool:
+        """Move the log start offset forward (module docstring); True if it moved."""
+        if offset > self._high_watermark:
+            raise errors.OffsetOutOfRangeError(
+                f"Cannot increment the log start offset to {offset} of partition {self.name} "
+                f"since it is larger than the high watermark {self._high_watermark}"
+            )
+        if offset <= self._log_start_offset:
+            return False
+        self._log_start_offset = offset
+        self._high_watermark = max(self._high_watermark, offset)
+        self._recovery_point = max(self._recovery_point, offset)
+        _log.info("[%s] Incremented log start offset to %d due to %s", self.name, offset, reason)
+        self.epoch_cache.truncate_from_start(offset)
+        return True
+
+    # --- append -------------------------------------------------------------------------
+
+    def append_as_leader(self, records: bytes, leader_epoch: int) -> AppendResult:
+        """Validate a producer's batch, assign offsets and append it."""
+        now = self.clock.now_ms()
+        batch = validate_and_assign_offsets(
+            records,
+            next_offset=self._next_offset,
+            leader_epoch=leader_epoch,
+            now_ms=now,
+            settings=self.settings,
+            target_compression=self.compression_type,
+            topic_partition=self.name,
+        )
+        self._check_segment_size(len(batch.records))
+        if leader_epoch >= 0:
+            self.epoch_cache.assign(leader_epoch, batch.first_offset)
+        segment = self._maybe_roll(
+            len(batch.records), batch.max_timestamp, batch.first_offset, batch.last_offset
+        )
+        segment.append(
+            batch.records,
+            largest_offset=batch.last_offset,
+            largest_timestamp=batch.max_timestamp,
+            shallow_offset_of_max_timestamp=batch.shallow_offset_of_max_timestamp,
+        )
+        self._next_offset = batch.last_offset + 1
+        return AppendResult(
+            batch.first_offset,
+            batch.last_offset,
+            batch.log_append_time,
+            self._log_start_offset,
+            batch.max_timestamp,
+        )
+
+    def append_as_follower(self, records: bytes) -> AppendResult:
+        """Append entries with the offsets they carry (replication, tools, tests)."""
+        entries = list(LogScanner(records, verify_crc=True))
+        if not entries:
+            raise errors.CorruptMessageError("no complete record batch to append")
+        if any(entry.crc_valid is False for entry in entries):
+            raise errors.CorruptMessageError("Record is corrupt (CRC mismatch) in follower append")
+        size = entries[-1].position + entries[-1].header.size_in_bytes
+        head = entries[0].header
+        # magic 0/1: the first offset is unknown without decompressing; Kafka
+        # checks the first entry's last offset instead.
+        first = head.base_offset if isinstance(head, BatchHeader) else last_offset(entries[0])
+        last = last_offset(entries[-1])
+        if first < self._next_offset:
+            raise errors.InvalidRecordError(
+                f"Unexpected offset in append to {self.name}. First offset {first} is less than "
+                f"the next offset {self._next_offset}."
+            )
+        best_ts, best_offset = -1, -1
+        for entry in entries:
+            if max_timestamp(entry) > best_ts:
+                best_ts, best_offset = max_timestamp(entry), last_offset(entry)
+            header = entry.header
+            if isinstance(header, BatchHeader) and header.partition_leader_epoch >= 0:
+                self.epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+        segment = self._maybe_roll(size, best_ts, first, last)
+        segment.append(
+            records[:size],
+            largest_offset=last,
+            largest_timestamp=best_ts,
+            shallow_offset_of_max_timestamp=best_offset,
+        )
+        self._next_offset = last + 1
+        return AppendResult(first, last, -1, self._log_start_offset, best_ts)
+
+    def _check_segment_size(self, size: int) -> None:
+        if size > self.settings.segment_bytes:
+            raise errors.RecordListTooLargeError(
+                f"Message batch size is {size} bytes in append to partition {self.name}, which "
+                f"exceeds the maximum configured segment size of {self.settings.segment_bytes}."
+            )
+
+    # --- roll and flush -----------------------------------------------------------------
+
+    def _maybe_roll(self, size: int, max_ts: int, first: int, last: int) -> LogSegment:
+        segment = self.segments.active
+        params = RollParams(
+            max_segment_ms=max_segment_ms(self.settings),
+            max_segment_bytes=self.settings.segment_bytes,
+            max_timestamp_in_messages=max_ts,
+            max_offset_in_messages=last,
+            messages_size=size,
+            now_ms=self.clock.now_ms(),
+        )
+        if segment.should_roll(params):
+            return self.roll(first)
+        return segment
+
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """Start a new active segment at ``max(expected, LEO)`` (``LocalLog.roll``)."""
+        new_offset = max(expected_next_offset or 0, self._next_offset)
+        active = self.segments.active
+        if new_offset in self.segments:
+            if active.base_offset != new_offset or active.size != 0:
+                raise errors.KafkaStorageError(
+                    f"Trying to roll a new log segment for {self.name} with start offset "
+                    f"{new_offset} while it already exists."
+                )
+            self.remove_and_delete_segments([active])
+        elif new_offset < active.base_offset:
+            raise errors.KafkaStorageError(
+                f"Trying to roll a new log segment for {self.name} with start offset "
+                f"{new_offset} lower than start offset of the active segment {active}"
+            )
+        else:
+            active.become_inactive()
+        segment = self.new_segment(new_offset)
+        self.segments.add(segment)
+        self.flush_up_to(new_offset)
+        return segment
+
+    def new_segment(self, base_offset: int) -> LogSegment:
+        """A fresh segment file set with this topic's random roll jitter."""
+        jitter, segment_ms = self.settings.segment_jitter_ms, self.settings.segment_ms
+        roll_jitter = self._rng.randrange(min(jitter, segment_ms)) if jitter > 0 else 0
+        return LogSegment.create(
+            self.directory,
+            base_offset,
+            self.settings,
+            now_ms=self.clock.now_ms(),
+            roll_jitter_ms=roll_jitter,
+        )
+
+    def flush_up_to(self, offset: int, *, inclusive: bool = False) -> None:
+        """Flush segments below ``offset`` (or holding it); the recovery point becomes it."""
+        flush_offset = offset + 1 if inclusive else offset
+        if flush_offset <= self._recovery_point:
+            return
+        for segment in self.segments.covering(self._recovery_point, flush_offset):
+            segment.flush()
+        self._recovery_point = max(self._recovery_point, offset)
+
+    def flush(self) -> None:
+        """Flush everything, active segment included (clean shutdown)."""
+        self.flush_up_to(self._next_offset, inclusive=True)
+
+    # --- deletion and shutdown ----------------------------------------------------------
+
+    def remove_and_delete_segments(self, segments: Sequence[LogSegment]) -> None:
+        """Drop ``segments`` from the map and rename their files ``.deleted``;
+        the deleter removes them after ``file.delete.delay.ms`` (none: at once)."""
+        doomed = list(segments)
+        for segment in doomed:
+            self.segments.remove(segment.base_offset)
+            if segment.suffix != DELETED_SUFFIX:
+                segment.change_file_suffixes(segment.suffix, DELETED_SUFFIX)
+        if self.deleter is None:
+            for segment in doomed:
+                segment.delete_files()
+        else:
+            due = self.clock.now_ms() + self.settings.file_delete_delay_ms
+            self.deleter.schedule(doomed, due)
+
+    def close(self) -> None:
+        for segment in self.segments:
+            segment.close()
