@@ -33,6 +33,8 @@ scheduled. Tasks may schedule or cancel tasks (including themselves) while
 :meth:`run_due` is running; new tasks already due run in the same call. A running
 task may schedule a new task under its own name (the usual "run me again in X"
 pattern); the new one replaces it, and a periodic task is then not requeued.
+(A task that keeps rescheduling itself with delay 0 is due again at once and
+would keep :meth:`run_due` busy forever; give such loops a positive delay.)
 """
 
 from __future__ import annotations

@@ -106,3 +106,13 @@ def test_local_retention_minus_two_means_the_total_retention() -> None:
 def test_log_config_is_frozen() -> None:
     with pytest.raises(AttributeError):
         LogConfig().retention_ms = 1  # type: ignore[misc]
+
+
+def test_log_config_meets_the_storage_engines_settings_protocol() -> None:
+    from lethe_reference.storage.settings import LogSettings, max_segment_ms
+
+    settings: LogSettings = effective_log_config(
+        {"cleanup.policy": "compact", "max.compaction.lag.ms": "60000"}
+    )
+    assert max_segment_ms(settings) == 60000
+    assert settings.compact and not settings.delete
