@@ -9,7 +9,9 @@ Modules
 ``registry``    (api_key, version) -> classes; supported (advertised) version ranges
 ``envelope``    header + body of a whole request/response payload
 ``framing``     4-byte size prefix; incremental :class:`FrameBuffer`
-``error_codes`` Kafka's error table (the one place codes live); ``KafkaError`` classes
+``error_codes`` Kafka 4.0's error table (the one place codes live): :class:`ErrorCode`
+``broker_errors`` ``KafkaError`` classes generated per code; ``error_for_code``
+``exceptions``  typed decoding/lookup errors (``FormatError`` subclasses)
 ``api_keys``    :class:`ApiKey` IntEnum
 ``messages/``   one module per API (request and response classes)
 
@@ -64,6 +66,11 @@ Rules:
   UnsupportedVersionException): handlers must not lose data silently.
 * Unknown tagged fields read from the wire are kept in
   ``_unknown_tagged_fields`` and written back, so decode -> encode is exact.
+* Nested structs in flexible versions carry their own tagged-field section;
+  ``taggedVersions`` must lie inside the message's flexible versions.
+* ruff's RUF009 cannot tell that ``proto()`` is a field specifier when the
+  field's type is not a builtin (UUID, nested struct): such modules start with
+  ``# ruff: noqa: RUF009`` (see ``messages/fetch.py``).
 
 Use: ``encode(msg, version) -> bytes``, ``decode(Cls, version, data) -> Cls``
 (``compiler``); ``decode_request(payload)`` / ``encode_response(...)``
