@@ -1,0 +1,2 @@
+"""Cluster services of the reference broker: coordinators (``group``), and later
+the controller, replication and purgatory."""

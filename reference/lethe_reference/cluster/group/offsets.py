@@ -1,0 +1,139 @@
+"""OffsetCommit and OffsetFetch for classic and simple groups.
+
+Theory of operation
+-------------------
+A commit is checked against the group as Kafka 4.0 checks it
+(``ClassicGroup.validateOffsetCommit``):
+
+* no such group: with generation -1 a *simple* group is created (Empty, no
+  protocol type), which is how kafka-python's ``assign()`` + ``commit()`` and
+  admin tools commit; with a real generation the answer is GROUP_ID_NOT_FOUND
+  (OffsetCommit v9+) or ILLEGAL_GENERATION (older versions);
+* generation -1 on an Empty group is always accepted;
+* otherwise the member must be known (UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID)
+  and the generation current (ILLEGAL_GENERATION); an anonymous commit to a
+  group with members is UNKNOWN_MEMBER_ID; a group still CompletingRebalance
+  answers REBALANCE_IN_PROGRESS.
+
+A group-level error applies to every partition of the request. A metadata
+string longer than ``offset.metadata.max.bytes`` fails only its partition
+(OFFSET_METADATA_TOO_LARGE). The accepted partitions are written as one batch of
+OffsetCommit records (commit timestamp = now); only when the write succeeds do
+they become visible to OffsetFetch, and a failed write answers every accepted
+partition with Kafka's offset-commit translation of the append error.
+
+OffsetFetch returns the stored offset per partition, or offset -1, leader epoch
+-1 and metadata "" where nothing is stored (also for an unknown group). Topic
+existence and authorization are the handler's business, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lethe_reference.cluster.group import codes
+from lethe_reference.cluster.group.api import (
+    FetchedOffset,
+    OffsetCommitRequest,
+    OffsetFetchResult,
+    TopicPartition,
+)
+from lethe_reference.cluster.group.group import ClassicGroup
+from lethe_reference.cluster.group.membership import MembershipLogic
+from lethe_reference.cluster.group.persistence import OffsetAndMetadata, offset_record
+from lethe_reference.cluster.group.state import GroupState
+
+__all__ = ["OffsetLogic"]
+
+_S = GroupState
+
+
+class OffsetLogic(MembershipLogic):
+    """Committed offsets (see the module docstring)."""
+
+    def commit_offsets(self, request: OffsetCommitRequest) -> dict[TopicPartition, int]:
+        """OffsetCommit: an error code per requested partition."""
+        self._advance()
+        error = self._precheck(request.group_id)
+        created = False
+        if not error:
+            group = self.groups.get(request.group_id)
+            if group is None and request.generation_id < 0:
+                group = self.groups[request.group_id] = ClassicGroup(request.group_id, self.now())
+                created = True
+            error = self._check_commit(group, request)
+        if error:
+            return dict.fromkeys(request.offsets, error)
+        result = self._store(request)
+        if created and request.group_id not in self.offsets:
+            del self.groups[request.group_id]  # nothing stored: revert the simple group
+        return result
+
+    def _check_commit(self, group: ClassicGroup | None, request: OffsetCommitRequest) -> int:
+        if group is None:
+            return (
+                codes.GROUP_ID_NOT_FOUND if request.api_version >= 9 else codes.ILLEGAL_GENERATION
+            )
+        if group.is_(_S.DEAD):
+            return codes.COORDINATOR_NOT_AVAILABLE
+        if request.generation_id < 0 and group.is_(_S.EMPTY):
+            return codes.NONE
+        anonymous = not request.member_id and request.group_instance_id is None
+        if request.generation_id >= 0 or not anonymous:
+            error = self._validate_member(group, request.member_id, request.group_instance_id)
+            if error:
+                return error
+            if request.generation_id != group.generation:
+                return codes.ILLEGAL_GENERATION
+        elif not group.is_(_S.EMPTY):
+            return codes.UNKNOWN_MEMBER_ID
+        if group.is_(_S.COMPLETING_REBALANCE):
+            return codes.REBALANCE_IN_PROGRESS
+        return codes.NONE
+
+    def _store(self, request: OffsetCommitRequest) -> dict[TopicPartition, int]:
+        now = self.now()
+        expire = None if request.retention_time_ms == -1 else now + request.retention_time_ms
+        limit = self.config.offset_metadata_max_bytes
+        result: dict[TopicPartition, int] = {}
+        accepted: dict[TopicPartition, OffsetAndMetadata] = {}
+        for tp, commit in request.offsets.items():
+            metadata = commit.metadata or ""
+            if len(metadata.encode("utf-8", "surrogateescape")) > limit:
+                result[tp] = codes.OFFSET_METADATA_TOO_LARGE
+                continue
+            accepted[tp] = OffsetAndMetadata(
+                commit.offset, commit.leader_epoch, metadata, now, expire
+            )
+        if accepted:
+            records = [offset_record(request.group_id, tp, c, now) for tp, c in accepted.items()]
+            error = self._write(request.group_id, records)
+            if error:
+                result.update(dict.fromkeys(accepted, codes.offset_append_error(error)))
+            else:
+                self.offsets.setdefault(request.group_id, {}).update(accepted)
+                result.update(dict.fromkeys(accepted, codes.NONE))
+        return {tp: result[tp] for tp in request.offsets}
+
+    def fetch_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None = None
+    ) -> OffsetFetchResult:
+        """OffsetFetch for one group; ``partitions`` None means every stored one."""
+        self._advance()
+        error = self._precheck(group_id)
+        if error:
+            return OffsetFetchResult(error)
+        group = self.groups.get(group_id)
+        stored = {} if group is None or group.is_(_S.DEAD) else self.offsets.get(group_id, {})
+        wanted = sorted(stored) if partitions is None else list(partitions)
+        return OffsetFetchResult(codes.NONE, {tp: _fetched(stored.get(tp)) for tp in wanted})
+
+    def committed(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Every committed offset of a group (for retention and tests)."""
+        return dict(self.offsets.get(group_id, {}))
+
+
+def _fetched(stored: OffsetAndMetadata | None) -> FetchedOffset:
+    if stored is None:
+        return FetchedOffset()
+    return FetchedOffset(stored.offset, stored.leader_epoch, stored.metadata)
