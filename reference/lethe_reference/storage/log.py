@@ -116,7 +116,6 @@ class PartitionLog:
         epoch_cache: LeaderEpochCache,
         deleter: SegmentDeleter | None = None,
         rng: random.Random | None = None,
-        compression_type: str = "producer",
     ) -> None:
         self.directory = directory
         self.settings = settings
@@ -124,7 +123,6 @@ class PartitionLog:
         self.segments = segments
         self.epoch_cache = epoch_cache
         self.deleter = deleter
-        self.compression_type = compression_type
         self._rng = rng or random.Random()
         self._log_start_offset = log_start_offset
         self._recovery_point = recovery_point
@@ -159,6 +157,13 @@ class PartitionLog:
         )
         segments.add(log.new_segment(start_offset))
         return log
+
+    def restore_offsets(self, *, log_start_offset: int, recovery_point: int) -> PartitionLog:
+        """Set the offsets the loader computed (the HW starts at the log start offset)."""
+        self._log_start_offset = log_start_offset
+        self._recovery_point = recovery_point
+        self._high_watermark = log_start_offset
+        return self
 
     # --- offsets ------------------------------------------------------------------------
 
@@ -237,7 +242,7 @@ class PartitionLog:
             leader_epoch=leader_epoch,
             now_ms=now,
             settings=self.settings,
-            target_compression=self.compression_type,
+            target_compression=self.settings.compression_type,
             topic_partition=self.name,
         )
         self._check_segment_size(len(batch.records))

@@ -99,6 +99,11 @@ class LogSettings(Protocol):
         ...
 
     @property
+    def compression_type(self) -> str:
+        """``compression.type``: ``producer``, ``uncompressed`` or a codec name."""
+        ...
+
+    @property
     def compact(self) -> bool:
         """``cleanup.policy`` contains ``compact``."""
         ...
@@ -126,6 +131,7 @@ class StorageSettings:
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
     message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_after_max_ms: int = 3600000  # KIP-1030, 4.0
+    compression_type: str = "producer"
     cleanup_policy: tuple[str, ...] = ("delete",)
 
     @property

@@ -26,6 +26,7 @@ __all__ = [
     "case_json",
     "client_batch",
     "delrec_log",
+    "delrec_produced_batches",
     "golden_batches",
 ]
 
@@ -33,6 +34,41 @@ GOLDEN = fixtures_root() / "golden"
 #: When DeleteRecords ran in the golden delete-records case (case.json ``at_ms``).
 DELREC_AT_MS = 1795289205425
 DELREC_SETTINGS = StorageSettings(segment_bytes=700, index_interval_bytes=100)
+
+
+def delrec_produced_batches() -> dict[int, list[bytes]]:
+    """The golden delete-records producer's batches, rebuilt from case.json.
+
+    One batch per partition per produce round (case.json notes "one batch per
+    partition"), idempotent producer 0 epoch 0, sequence = offset. The rebuilt
+    batches of the retained segments are byte-identical to Kafka's (asserted
+    in test_delete_records_golden), which vouches for the deleted ones.
+    """
+    sent: dict[int, list[bytes]] = {0: [], 1: [], 2: []}
+    counts = dict.fromkeys(sent, 0)
+    for step in case_json("delete-records")["steps"]:
+        if step["op"] != "produce":
+            continue
+        by_partition: dict[int, list[RecordSpec]] = {}
+        for record in step["records"]:
+            spec = RecordSpec(
+                key=record["key"].encode(),
+                value=record["value"].encode(),
+                timestamp=record["timestamp"],
+            )
+            by_partition.setdefault(record["partition"], []).append(spec)
+        for partition, specs in sorted(by_partition.items()):
+            sent[partition].append(
+                build_batch(
+                    specs,
+                    base_offset=0,
+                    producer_id=0,
+                    producer_epoch=0,
+                    base_sequence=counts[partition],
+                )
+            )
+            counts[partition] += len(specs)
+    return sent
 
 
 def case_json(case: str) -> dict[str, Any]:

@@ -1,0 +1,202 @@
+"""Open a partition directory at startup, recovering what a crash left (``LogLoader``).
+
+Theory of operation
+-------------------
+Loading runs in Kafka's order:
+
+1. **Temporary files.** ``*.deleted`` files are removed (their deletion was
+   scheduled but had not run). ``*.cleaned`` files are the cleaner's unfinished
+   output and are removed; a ``*.swap`` file whose base offset is at or above
+   the smallest ``.cleaned`` offset belongs to an unfinished segment split and
+   is removed too.
+2. **Swaps.** The remaining ``.swap`` files are finished replacements: the
+   swap segments span ``[min base offset, max next offset)``; every ordinary
+   segment file starting in that range was replaced and is deleted, then the
+   ``.swap`` suffix is dropped (``LogLoader.load``, passes 1-3).
+3. **Segments.** Every ``.log`` is opened; an index file without its ``.log``
+   is deleted. A segment whose offset index is missing or fails the checks is
+   recovered at once (its indexes are rebuilt from the ``.log``).
+4. **Recovery.** Without the clean-shutdown marker, every segment from the one
+   holding the recovery point on is recovered (CRC-checked rescan, indexes
+   rebuilt). The first segment that had to be truncated ends recovery: all
+   later segments are deleted, so a torn tail is never served. With the
+   marker, nothing is rescanned.
+5. **Offsets.** If the log ends below the checkpointed log start offset, all
+   segments go; with no segments left a new one starts at that offset. Then
+   ``recovery point = LEO`` after a clean shutdown, else
+   ``min(checkpointed recovery point, LEO)``; ``log start offset =
+   max(checkpointed, first segment's base offset)`` (kafka-facts 1.4); the
+   leader-epoch cache is truncated after the LEO and from the log start offset.
+
+A missing checkpoint entry is 0 (whole-log recovery; log start offset = the
+first segment's base). Producer-state ``.snapshot`` files are left alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from lethe_formats.storage.filenames import (
+    FileKind,
+    FileNameError,
+    SegmentFileName,
+    parse_segment_file_name,
+)
+
+from lethe_reference.clock import Clock
+from lethe_reference.storage import segment_reads
+from lethe_reference.storage.leader_epoch import LeaderEpochCache
+from lethe_reference.storage.log import PartitionLog, SegmentDeleter
+from lethe_reference.storage.segment import LogSegment
+from lethe_reference.storage.segments import LogSegments
+from lethe_reference.storage.settings import LogSettings
+
+__all__ = ["LoadParams", "load_log"]
+
+_log = logging.getLogger(__name__)
+_INDEX_KINDS = (FileKind.INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadParams:
+    """What the log manager read from the log directory's checkpoints."""
+
+    recovery_point: int = 0
+    log_start_offset: int = 0
+    had_clean_shutdown: bool = False
+
+
+def _segment_files(directory: Path) -> list[tuple[Path, SegmentFileName]]:
+    found = []
+    for path in sorted(directory.iterdir()):
+        if not path.is_file():
+            continue
+        try:
+            found.append((path, parse_segment_file_name(path.name)))
+        except FileNameError:
+            continue  # checkpoints, partition.metadata, stray files
+    return found
+
+
+def _remove_temp_files(directory: Path) -> list[Path]:
+    """Pass 1: delete ``.deleted``/``.cleaned`` and invalid ``.swap`` files; return valid swaps."""
+    files = _segment_files(directory)
+    cleaned = [name.base_offset for _, name in files if name.extra_suffix == ".cleaned"]
+    min_cleaned = min(cleaned, default=None)
+    swaps = []
+    for path, name in files:
+        if name.extra_suffix in (".deleted", ".cleaned"):
+            path.unlink(missing_ok=True)
+        elif name.extra_suffix == ".swap":
+            if min_cleaned is not None and name.base_offset >= min_cleaned:
+                path.unlink(missing_ok=True)
+            else:
+                swaps.append(path)
+    return swaps
+
+
+def _complete_swaps(directory: Path, swaps: list[Path], settings: LogSettings, now: int) -> None:
+    """Passes 2 and 3: delete what the swap segments replaced, then rename them."""
+    logs = [p for p in swaps if parse_segment_file_name(p.name).kind is FileKind.LOG]
+    low, high = None, None
+    for path in logs:
+        base = parse_segment_file_name(path.name).base_offset
+        segment = LogSegment.open(directory, base, settings, now_ms=now, suffix=".swap")
+        end = segment_reads.read_next_offset(segment)
+        segment.log.close()
+        low = base if low is None else min(low, base)
+        high = end if high is None else max(high, end)
+    if low is not None and high is not None:
+        for path, name in _segment_files(directory):
+            if name.extra_suffix != ".swap" and low <= name.base_offset < high:
+                path.unlink(missing_ok=True)
+    for path in swaps:
+        if path.exists():
+            path.rename(path.with_name(path.name.removesuffix(".swap")))
+
+
+def _open_segments(
+    directory: Path, settings: LogSettings, now: int, epochs: LeaderEpochCache
+) -> LogSegments:
+    """Pass 4: open every segment, delete orphan indexes, rebuild broken indexes."""
+    segments = LogSegments()
+    files = [(p, n) for p, n in _segment_files(directory) if not n.extra_suffix]
+    bases = {n.base_offset for _, n in files if n.kind is FileKind.LOG}
+    for path, name in files:
+        if name.kind in _INDEX_KINDS and name.base_offset not in bases:
+            _log.warning("Found an orphaned index file %s, with no corresponding log file.", path)
+            path.unlink(missing_ok=True)
+    for base in sorted(bases):
+        segment = LogSegment.open(directory, base, settings, now_ms=now)
+        if segment.needs_recovery:
+            _log.warning("Rebuilding the indexes of %s", segment.log.path)
+            segment.recover(epochs.assign_if_newer)
+        segments.add(segment)
+    return segments
+
+
+def _recover(
+    log_segments: LogSegments, params: LoadParams, epochs: LeaderEpochCache
+) -> list[LogSegment]:
+    """Recover segments from the recovery point on; return the ones to delete."""
+    if params.had_clean_shutdown or len(log_segments) == 0:
+        return []
+    unflushed = log_segments.covering(params.recovery_point, 2**63 - 1)
+    for index, segment in enumerate(unflushed):
+        if segment.recover(epochs.assign_if_newer) > 0:
+            _log.warning("Corruption found in segment %s; later ones deleted", segment)
+            return unflushed[index + 1 :]
+    return []
+
+
+def load_log(
+    directory: Path,
+    settings: LogSettings,
+    params: LoadParams,
+    *,
+    clock: Clock,
+    deleter: SegmentDeleter | None = None,
+    rng: random.Random | None = None,
+) -> PartitionLog:
+    """Open ``directory`` as a :class:`PartitionLog` (module docstring; HW left to the caller)."""
+    now = clock.now_ms()
+    _complete_swaps(directory, _remove_temp_files(directory), settings, now)
+    epochs = LeaderEpochCache.load(directory)
+    segments = _open_segments(directory, settings, now, epochs)
+    doomed = _recover(segments, params, epochs)
+    log_end = segment_reads.read_next_offset(segments.active) if len(segments) else None
+    if log_end is not None and log_end < params.log_start_offset:
+        doomed = list(segments)
+        epochs.clear_and_flush()
+        log_end = None
+    log = PartitionLog(
+        directory,
+        settings,
+        clock=clock,
+        segments=segments,
+        log_start_offset=params.log_start_offset,
+        recovery_point=params.recovery_point,
+        next_offset=params.log_start_offset if log_end is None else log_end,
+        epoch_cache=epochs,
+        deleter=deleter,
+        rng=rng,
+    )
+    log.remove_and_delete_segments(doomed)
+    if len(segments) == 0:
+        segments.add(log.new_segment(params.log_start_offset))
+    return _finish(log, params, log_end)
+
+
+def _finish(log: PartitionLog, params: LoadParams, log_end: int | None) -> PartitionLog:
+    end = log.log_end_offset
+    clean = params.had_clean_shutdown and log_end is not None
+    recovery_point = end if clean else min(params.recovery_point, end)
+    first = log.segments.first
+    assert first is not None
+    start = max(params.log_start_offset, first.base_offset)
+    log.epoch_cache.truncate_from_end(end)
+    log.epoch_cache.truncate_from_start(params.log_start_offset)
+    return log.restore_offsets(log_start_offset=start, recovery_point=recovery_point)
