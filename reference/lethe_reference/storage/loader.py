@@ -20,7 +20,8 @@ Loading runs in Kafka's order:
    holding the recovery point on is recovered (CRC-checked rescan, indexes
    rebuilt). The first segment that had to be truncated ends recovery: all
    later segments are deleted, so a torn tail is never served. With the
-   marker, nothing is rescanned.
+   marker, nothing is rescanned, except (lethe's addition) an active segment
+   whose end is not an entry boundary, found while computing the LEO.
 5. **Offsets.** If the log ends below the checkpointed log start offset, all
    segments go; with no segments left a new one starts at that offset. Then
    ``recovery point = LEO`` after a clean shutdown, else
@@ -152,6 +153,17 @@ def _recover(
     return []
 
 
+def _log_end(segments: LogSegments, epochs: LeaderEpochCache) -> int:
+    """The LEO; an active segment with a torn tail is recovered even after a clean
+    shutdown (lethe's addition: Kafka trusts the marker, lethe never serves a tear)."""
+    end, whole = segment_reads.scan_tail(segments.active)
+    if not whole:
+        _log.warning("Torn tail in %s despite a clean shutdown; recovering it", segments.active)
+        segments.active.recover(epochs.assign_if_newer)
+        end = segment_reads.read_next_offset(segments.active)
+    return end
+
+
 def load_log(
     directory: Path,
     settings: LogSettings,
@@ -160,6 +172,7 @@ def load_log(
     clock: Clock,
     deleter: SegmentDeleter | None = None,
     rng: random.Random | None = None,
+    durable: bool = True,
 ) -> PartitionLog:
     """Open ``directory`` as a :class:`PartitionLog` (module docstring; HW left to the caller)."""
     now = clock.now_ms()
@@ -167,7 +180,7 @@ def load_log(
     epochs = LeaderEpochCache.load(directory)
     segments = _open_segments(directory, settings, now, epochs)
     doomed = _recover(segments, params, epochs)
-    log_end = segment_reads.read_next_offset(segments.active) if len(segments) else None
+    log_end = _log_end(segments, epochs) if len(segments) else None
     if log_end is not None and log_end < params.log_start_offset:
         doomed = list(segments)
         epochs.clear_and_flush()
@@ -183,6 +196,7 @@ def load_log(
         epoch_cache=epochs,
         deleter=deleter,
         rng=rng,
+        durable=durable,
     )
     log.remove_and_delete_segments(doomed)
     if len(segments) == 0:

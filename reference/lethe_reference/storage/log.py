@@ -116,8 +116,11 @@ class PartitionLog:
         epoch_cache: LeaderEpochCache,
         deleter: SegmentDeleter | None = None,
         rng: random.Random | None = None,
+        durable: bool = True,
     ) -> None:
         self.directory = directory
+        #: fsync on flush (Kafka always does); False for embedded, virtual-time use.
+        self.durable = durable
         self.settings = settings
         self.clock = clock
         self.segments = segments
@@ -139,6 +142,7 @@ class PartitionLog:
         start_offset: int = 0,
         deleter: SegmentDeleter | None = None,
         rng: random.Random | None = None,
+        durable: bool = True,
     ) -> PartitionLog:
         """A new empty log with one segment at ``start_offset``."""
         directory.mkdir(parents=True, exist_ok=True)
@@ -154,6 +158,7 @@ class PartitionLog:
             epoch_cache=LeaderEpochCache.load(directory),
             deleter=deleter,
             rng=rng,
+            durable=durable,
         )
         segments.add(log.new_segment(start_offset))
         return log
@@ -365,7 +370,7 @@ class PartitionLog:
         if flush_offset <= self._recovery_point:
             return
         for segment in self.segments.covering(self._recovery_point, flush_offset):
-            segment.flush()
+            segment.flush(fsync=self.durable)
         self._recovery_point = max(self._recovery_point, offset)
 
     def flush(self) -> None:

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 A log directory looks like this (kafka-facts 1.4)::
 
-    meta.properties                     cluster/node/directory ids (written at format time)
+    meta.properties                     cluster/node/directory ids (written if missing)
     .kafka_cleanshutdown                {"version":0,"brokerEpoch":N}: present only between a
                                         clean shutdown and the next startup
     replication-offset-checkpoint       HW per partition
@@ -42,6 +42,7 @@ import logging
 import random
 import shutil
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from lethe_formats.errors import FormatError
@@ -54,6 +55,12 @@ from lethe_formats.storage.filenames import (
     partition_dir_name,
 )
 from lethe_formats.storage.kafka_uuid import KafkaUuid
+from lethe_formats.storage.meta_properties import (
+    META_PROPERTIES_FILE,
+    MetaProperties,
+    read_meta_properties,
+    write_meta_properties,
+)
 from lethe_formats.storage.partition_metadata import (
     read_partition_metadata,
     write_partition_metadata,
@@ -62,6 +69,7 @@ from lethe_formats.storage.partition_metadata import (
 from lethe_reference.clock import Clock
 from lethe_reference.retention.pending import PendingDeletions
 from lethe_reference.retention.policies import delete_old_segments
+from lethe_reference.storage.errors import KafkaStorageError
 from lethe_reference.storage.loader import LoadParams, load_log
 from lethe_reference.storage.log import PartitionLog
 from lethe_reference.storage.settings import LogSettings
@@ -93,9 +101,14 @@ class LogManager:
         clock: Clock,
         settings_for: Callable[[str], LogSettings],
         file_delete_delay_ms: int = 60000,
+        meta_properties: MetaProperties | None = None,
         rng: random.Random | None = None,
+        durable: bool = True,
     ) -> None:
         self.log_dir = log_dir
+        self.meta_properties = meta_properties
+        #: fsync segments on flush; see ``PartitionLog.durable``.
+        self.durable = durable
         self.clock = clock
         self.settings_for = settings_for
         self.file_delete_delay_ms = file_delete_delay_ms
@@ -111,6 +124,7 @@ class LogManager:
     def startup(self) -> None:
         """Load every partition directory (module docstring)."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._ensure_meta_properties()
         marker = self.log_dir / CLEAN_SHUTDOWN_FILE
         self.had_clean_shutdown = marker.exists()
         marker.unlink(missing_ok=True)
@@ -136,6 +150,19 @@ class LogManager:
             log.update_high_watermark(watermarks.get(key, 0))
             self.logs[key] = log
 
+    def _ensure_meta_properties(self) -> None:
+        """Read ``meta.properties``; write it first if missing and ids were given
+        (what ``kafka-storage.sh format`` does for a fresh directory)."""
+        path = self.log_dir / META_PROPERTIES_FILE
+        if path.exists():
+            try:
+                self.meta_properties = read_meta_properties(path)
+            except FormatError as error:
+                raise KafkaStorageError(f"Failed to read {path}: {error}") from None
+        elif self.meta_properties is not None:
+            now = datetime.fromtimestamp(self.clock.now_ms() / 1000, tz=UTC)
+            write_meta_properties(path, self.meta_properties, date_comment=now)
+
     def _load(self, directory: Path, topic: str, params: LoadParams) -> PartitionLog:
         metadata = directory / PARTITION_METADATA_FILE
         if metadata.exists():
@@ -147,6 +174,7 @@ class LogManager:
             clock=self.clock,
             deleter=self.pending,
             rng=self._rng,
+            durable=self.durable,
         )
 
     def _read_checkpoint(self, name: str) -> dict[TopicPartition, int]:
@@ -178,6 +206,7 @@ class LogManager:
             clock=self.clock,
             deleter=self.pending,
             rng=self._rng,
+            durable=self.durable,
         )
         if topic_id is not None:
             self.topic_ids[topic] = topic_id

@@ -45,6 +45,7 @@ __all__ = [
     "offset_of_max_timestamp",
     "read",
     "read_next_offset",
+    "scan_tail",
     "translate_offset",
 ]
 
@@ -159,12 +160,19 @@ def largest_timestamp_after(segment: LogSegment, position: int) -> TimestampOffs
 
 def read_next_offset(segment: LogSegment) -> int:
     """One past the last offset in the segment, or its base offset when empty."""
+    return scan_tail(segment)[0]
+
+
+def scan_tail(segment: LogSegment) -> tuple[int, bool]:
+    """``(next offset, whole)``: scanning from the last offset index entry, whether
+    the ``.log`` ends exactly at an entry boundary (False: a torn or corrupt tail)."""
     start = segment.state.offset_index.lookup(segment.state.offset_index.last_offset).position
     next_offset = segment.base_offset
-    with segment.log.scan(start) as (entries, _scanner, _data):
+    with segment.log.scan(start) as (entries, scanner, _data):
         for entry in entries:
             next_offset = last_offset(entry) + 1
-    return next_offset
+        whole = scanner.stop_error is None
+    return next_offset, whole
 
 
 def _epoch(header: object) -> int | None:

@@ -121,7 +121,12 @@ def delrec_log(
     source = GOLDEN / "delete-records" / f"golden-delrec-{partition}"
     start = int(sorted(source.glob("*.log"))[0].stem)
     log = PartitionLog.create(
-        tmp_path / source.name, settings, clock=clock, start_offset=start, deleter=deleter
+        tmp_path / source.name,
+        settings,
+        clock=clock,
+        start_offset=start,
+        deleter=deleter,
+        durable=False,
     )
     for batch in golden_batches(source):
         log.append_as_leader(as_client_batch(batch), leader_epoch=0)
