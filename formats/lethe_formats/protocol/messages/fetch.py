@@ -19,7 +19,6 @@ snapshot_id (tag 2), aborted_transactions (nullable), preferred_read_replica
 """
 
 # proto() returns a dataclasses.field; ruff cannot tell (RUF009 on non-builtin types).
-# ruff: noqa: RUF009
 
 from __future__ import annotations
 

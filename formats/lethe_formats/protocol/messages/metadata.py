@@ -16,7 +16,6 @@ Authorized-operations fields default to INT32_MIN ("not requested").
 """
 
 # proto() returns a dataclasses.field; ruff cannot tell (RUF009 on non-builtin types).
-# ruff: noqa: RUF009
 
 from __future__ import annotations
 

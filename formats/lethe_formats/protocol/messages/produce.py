@@ -16,7 +16,6 @@ record_errors (v8+) [batch_index, batch_index_error_message], error_message
 """
 
 # proto() returns a dataclasses.field; ruff cannot tell (RUF009 on non-builtin types).
-# ruff: noqa: RUF009
 
 from __future__ import annotations
 
