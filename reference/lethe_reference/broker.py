@@ -1,0 +1,280 @@
+"""The broker's state: config, clock, scheduler, logs, topics, purgatories.
+
+Theory of operation
+-------------------
+:class:`Broker` is the one object every handler receives. It owns no socket and
+no event loop; the asyncio server (:mod:`lethe_reference.server`) or a test
+drives it:
+
+* ``startup()`` formats or reads ``meta.properties`` (cluster id, node id),
+  loads the log directory through the :class:`~lethe_reference.storage.log_manager.LogManager`,
+  rebuilds the topic registry from it and queues the periodic tasks;
+* handlers read and change state through it (``create_topic``, ``delete_topic``,
+  ``create_partitions``, ``set_topic_configs``, ``set_config``, ``log``);
+* the driver calls :meth:`Broker.run_due` whenever :meth:`Broker.next_due_ms`
+  has passed on :attr:`Broker.clock` (and after each request, since a request
+  can make work due earlier);
+* ``shutdown()`` completes parked responses, cancels the tasks and shuts the log
+  manager down (flush, checkpoints, ``.kafka_cleanshutdown``).
+
+Periodic tasks, named and timed as Kafka's (``ReplicaManager``/``LogManager``)::
+
+    highwatermark-checkpoint         replica.high.watermark.checkpoint.interval.ms   5000
+    kafka-recovery-point-checkpoint  log.flush.offset.checkpoint.interval.ms        60000
+    kafka-log-start-offset-checkpoint log.flush.start.offset.checkpoint.interval.ms 60000
+    kafka-log-retention              log.retention.check.interval.ms               300000
+    kafka-log-flusher                log.flush.scheduler.interval.ms            Long.MAX (off)
+
+Kafka starts the retention task after ``log.initial.task.delay.ms`` (30000);
+the others start one period after startup. Deleting ``.deleted`` segment files
+and ``-delete`` directories is due ``file.delete.delay.ms`` after each
+deletion; :meth:`next_due_ms` includes those times and :meth:`run_due` performs
+them, which stands for Kafka's one-shot ``delete-file`` tasks.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lethe_formats.storage.kafka_uuid import KafkaUuid
+from lethe_formats.storage.meta_properties import (
+    META_PROPERTIES_FILE,
+    MetaProperties,
+    read_meta_properties,
+    write_meta_properties,
+)
+
+from lethe_reference.clock import Clock, SystemClock
+from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
+from lethe_reference.metadata import METADATA_FILE, TopicInfo, TopicRegistry, new_topic_id
+from lethe_reference.purgatory import Purgatory
+from lethe_reference.scheduler import Scheduler
+from lethe_reference.storage.log import PartitionLog
+from lethe_reference.storage.log_manager import LogManager
+
+if TYPE_CHECKING:
+    from lethe_reference.cluster.group import GroupCoordinator
+
+__all__ = ["DEFAULT_NODE_ID", "Broker", "Purgatories"]
+
+_log = logging.getLogger(__name__)
+DEFAULT_NODE_ID = 1
+LONG_MAX = 2**63 - 1
+#: ``log.initial.task.delay.ms`` (an internal Kafka config, default 30 s).
+INITIAL_TASK_DELAY_MS = 30000
+
+
+@dataclass
+class Purgatories:
+    """Kafka's purgatories by name (``DelayedFetch`` etc.)."""
+
+    fetch: Purgatory
+    produce: Purgatory
+    delete_records: Purgatory
+
+    def all(self) -> tuple[Purgatory, ...]:
+        return (self.fetch, self.produce, self.delete_records)
+
+
+@dataclass
+class _Endpoint:
+    host: str
+    port: int
+
+
+@dataclass
+class Broker:
+    """One single-node KRaft broker's state; see the module docstring."""
+
+    log_dir: Path
+    config: BrokerConfig = field(default_factory=BrokerConfig)
+    clock: Clock = field(default_factory=SystemClock)
+    host: str = "127.0.0.1"
+    port: int = 9092
+    node_id: int = -1
+    cluster_id: str = ""
+    group_coordinator: GroupCoordinator | None = None
+    scheduler: Scheduler = field(init=False)
+    log_manager: LogManager = field(init=False)
+    metadata: TopicRegistry = field(init=False)
+    purgatories: Purgatories = field(init=False)
+    started: bool = field(default=False, init=False)
+    extensions: dict[str, Any] = field(default_factory=dict, init=False)
+    _dir_deletions: list[int] = field(default_factory=list, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.log_dir = Path(self.log_dir)
+        if self.node_id < 0:
+            self.node_id = self.config.node_id if self.config.node_id >= 0 else DEFAULT_NODE_ID
+        self.scheduler = Scheduler(self.clock)
+        self.metadata = TopicRegistry(self.log_dir / METADATA_FILE)
+        self.log_manager = LogManager(
+            self.log_dir,
+            clock=self.clock,
+            settings_for=self.log_config,
+            file_delete_delay_ms=self.config.get_int("log.segment.delete.delay.ms"),
+        )
+        self.purgatories = Purgatories(
+            fetch=Purgatory("Fetch", self.scheduler),
+            produce=Purgatory("Produce", self.scheduler),
+            delete_records=Purgatory("DeleteRecords", self.scheduler),
+        )
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    def startup(self) -> None:
+        """Read or write ``meta.properties``, load the logs, queue periodic tasks."""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._load_meta_properties()
+        self.log_manager.startup()
+        counts: dict[str, int] = {}
+        for topic, partition in self.log_manager.logs:
+            counts[topic] = max(counts.get(topic, 0), partition + 1)
+        self.metadata.rebuild(counts, self.log_manager.topic_ids)
+        for info in self.metadata:
+            for partition in range(info.partitions):
+                self.log_manager.create_log(info.name, partition, topic_id=info.topic_id)
+        self._schedule_periodic_tasks()
+        self.started = True
+        _log.info(
+            "broker %d started: cluster %s, %d topics, log dir %s",
+            self.node_id,
+            self.cluster_id,
+            len(self.metadata),
+            self.log_dir,
+        )
+
+    def shutdown(self) -> None:
+        """Answer parked requests, stop the tasks, flush and checkpoint the logs."""
+        if not self.started:
+            return
+        for purgatory in self.purgatories.all():
+            purgatory.expire_all()
+        self.scheduler.clear()
+        self.log_manager.shutdown()
+        self.started = False
+        _log.info("broker %d shut down cleanly", self.node_id)
+
+    def _load_meta_properties(self) -> None:
+        path = self.log_dir / META_PROPERTIES_FILE
+        if path.exists():
+            meta = read_meta_properties(path)
+            self.cluster_id = meta.cluster_id or self.cluster_id
+            return
+        if not self.cluster_id:
+            self.cluster_id = str(new_topic_id())
+        meta = MetaProperties(1, self.cluster_id, self.node_id, new_topic_id())
+        write_meta_properties(path, meta, date_comment=datetime.now(UTC))
+
+    def _schedule_periodic_tasks(self) -> None:
+        config = self.config
+        tasks = [
+            ("highwatermark-checkpoint", "replica.high.watermark.checkpoint.interval.ms", None),
+            ("kafka-recovery-point-checkpoint", "log.flush.offset.checkpoint.interval.ms", None),
+            (
+                "kafka-log-start-offset-checkpoint",
+                "log.flush.start.offset.checkpoint.interval.ms",
+                None,
+            ),
+            ("kafka-log-retention", "log.retention.check.interval.ms", INITIAL_TASK_DELAY_MS),
+            ("kafka-log-flusher", "log.flush.scheduler.interval.ms", INITIAL_TASK_DELAY_MS),
+        ]
+        actions = {
+            "highwatermark-checkpoint": self.log_manager.checkpoint_high_watermarks,
+            "kafka-recovery-point-checkpoint": self.log_manager.checkpoint_recovery_points,
+            "kafka-log-start-offset-checkpoint": self.log_manager.checkpoint_log_start_offsets,
+            "kafka-log-retention": self.log_manager.cleanup_logs,
+            "kafka-log-flusher": self.log_manager.flush,
+        }
+        for name, key, initial in tasks:
+            period = config.get_int(key)
+            if period <= 0 or period >= LONG_MAX:
+                continue
+            delay = period if initial is None else initial
+            self.scheduler.schedule(name, delay, actions[name], period_ms=period)
+
+    # --- time ---------------------------------------------------------------------------
+
+    def next_due_ms(self) -> int | None:
+        """When :meth:`run_due` next has work (absolute, on :attr:`clock`)."""
+        candidates = [
+            self.scheduler.next_due_ms(),
+            self.log_manager.pending.next_due_ms(),
+            min(self._dir_deletions, default=None),
+        ]
+        due = [c for c in candidates if c is not None]
+        return min(due) if due else None
+
+    def run_due(self) -> list[str]:
+        """Run every task due now; returns their names (file deletion included)."""
+        ran = self.scheduler.run_due()
+        if self.log_manager.delete_due_files():
+            ran.append("delete-file")
+        now = self.clock.now_ms()
+        self._dir_deletions = [due for due in self._dir_deletions if due > now]
+        return ran
+
+    # --- topics -------------------------------------------------------------------------
+
+    def log_config(self, topic: str) -> LogConfig:
+        """The effective :class:`LogConfig` of ``topic`` on this broker."""
+        info = self.metadata.get(topic)
+        return effective_log_config(info.configs if info else {}, self.config)
+
+    def log(self, topic: str, partition: int) -> PartitionLog | None:
+        return self.log_manager.get_log(topic, partition)
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        configs: dict[str, str] | None = None,
+        *,
+        topic_id: KafkaUuid | None = None,
+    ) -> TopicInfo:
+        """Register ``name`` and create its partition logs (validation is the caller's)."""
+        info = self.metadata.add(
+            TopicInfo(name, topic_id or new_topic_id(), partitions, dict(configs or {}))
+        )
+        for partition in range(partitions):
+            self.log_manager.create_log(name, partition, topic_id=info.topic_id)
+        _log.info("created topic %s (%s) with %d partitions", name, info.topic_id, partitions)
+        return info
+
+    def delete_topic(self, name: str) -> TopicInfo | None:
+        """Unregister ``name``; its partition directories are renamed ``-delete``."""
+        info = self.metadata.remove(name)
+        if info is None:
+            return None
+        for partition in range(info.partitions):
+            self.log_manager.delete_log(name, partition)
+        self._dir_deletions.append(self.clock.now_ms() + self.log_manager.file_delete_delay_ms)
+        _log.info("deleted topic %s (%s)", name, info.topic_id)
+        return info
+
+    def create_partitions(self, name: str, count: int) -> TopicInfo:
+        """Grow ``name`` to ``count`` partitions (the caller checked it is an increase)."""
+        info = self.metadata.set_partitions(name, count)
+        for partition in range(count):
+            self.log_manager.create_log(name, partition, topic_id=info.topic_id)
+        return info
+
+    def set_topic_configs(self, name: str, configs: dict[str, str]) -> TopicInfo:
+        """Replace the overrides of ``name``; its logs see the new LogConfig at once."""
+        info = self.metadata.set_configs(name, configs)
+        self.log_manager.update_settings(name)
+        return info
+
+    def set_config(self, config: BrokerConfig) -> None:
+        """Swap in a new broker config (dynamic change); topic defaults follow."""
+        self.config = config
+        for info in self.metadata:
+            self.log_manager.update_settings(info.name)
+
+    @property
+    def endpoint(self) -> _Endpoint:
+        return _Endpoint(self.host, self.port)

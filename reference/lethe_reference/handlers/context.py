@@ -1,0 +1,36 @@
+"""What a handler knows about the request it serves, besides the request body.
+
+The connection layer (:mod:`lethe_reference.protocol.connection`) builds one
+:class:`RequestContext` per decoded request from the request header and the
+connection it arrived on, and hands it to
+:func:`lethe_reference.handlers.dispatch.dispatch` together with the typed
+body. Handlers read the version from here (``ctx.api_version``) because the
+body dataclass is the same class for every version; they never need the
+correlation id (the connection layer puts it into the response header), but it
+is kept for log lines.
+
+``principal`` is Kafka's ``KafkaPrincipal`` string. The reference broker has no
+authentication yet (SASL is answered as "not enabled"), so every request runs as
+``User:ANONYMOUS``, as on a Kafka PLAINTEXT listener.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ANONYMOUS", "RequestContext"]
+
+#: Kafka's ``KafkaPrincipal.ANONYMOUS`` as a string.
+ANONYMOUS = "User:ANONYMOUS"
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """One request's header fields plus the connection it arrived on."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    connection_id: int
+    principal: str = ANONYMOUS

@@ -1,0 +1,186 @@
+"""The broker's topic registry: names, ids, partition counts and config overrides.
+
+Theory of operation
+-------------------
+In KRaft Kafka this is the metadata image replayed from ``__cluster_metadata``:
+``TopicRecord`` (name, id), ``PartitionRecord`` per partition, ``ConfigRecord``
+per topic override. The reference broker is a single node that is its own
+controller, so the image is a plain dict kept by :class:`TopicRegistry`:
+
+* ``TopicInfo.topic_id`` is a Kafka ``Uuid`` (16 random bytes, base64 in text),
+  never the zero Uuid, fixed at creation and written to every partition's
+  ``partition.metadata`` by the log manager;
+* ``TopicInfo.partitions`` only grows (CreatePartitions);
+* ``TopicInfo.configs`` holds the topic's *overrides* as strings, exactly as
+  CreateTopics / AlterConfigs accepted them; effective values come from
+  :func:`lethe_reference.config.effective_log_config` with the broker config.
+
+Durability. The logs themselves carry names, ids and partition counts (the
+partition directories and ``partition.metadata``), so :meth:`TopicRegistry.rebuild`
+recovers those from the log manager at startup. Config overrides have no place
+in Kafka's log-dir files (they live in ``__cluster_metadata``), so the registry
+saves them in a small JSON file at the log-dir root, :data:`METADATA_FILE`
+(a dot file that no Kafka tool reads; written atomically).
+
+Internal topics (``__consumer_offsets``, ``__transaction_state``) are flagged
+``internal`` as Kafka does (``Topic.isInternal``), which Metadata reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from lethe_formats.storage.atomic import write_atomically
+from lethe_formats.storage.kafka_uuid import KafkaUuid
+
+__all__ = [
+    "CONSUMER_OFFSETS",
+    "INTERNAL_TOPICS",
+    "METADATA_FILE",
+    "TRANSACTION_STATE",
+    "TopicInfo",
+    "TopicRegistry",
+    "new_topic_id",
+]
+
+CONSUMER_OFFSETS = "__consumer_offsets"
+TRANSACTION_STATE = "__transaction_state"
+INTERNAL_TOPICS = frozenset({CONSUMER_OFFSETS, TRANSACTION_STATE})
+METADATA_FILE = ".lethe-topics.json"
+
+
+def new_topic_id() -> KafkaUuid:
+    """``Uuid.randomUuid()``: 16 random bytes, never zero (Kafka also skips ids
+    whose base64 starts with '-', which command-line tools would read as a flag)."""
+    while True:
+        candidate = KafkaUuid(os.urandom(16))
+        if not candidate.is_zero and not str(candidate).startswith("-"):
+            return candidate
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    """One topic as the controller knows it."""
+
+    name: str
+    topic_id: KafkaUuid
+    partitions: int
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+
+class TopicRegistry:
+    """Topics by name and by id; see the module docstring."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._by_name: dict[str, TopicInfo] = {}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[TopicInfo]:
+        return iter(sorted(self._by_name.values(), key=lambda t: t.name))
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def get(self, name: str) -> TopicInfo | None:
+        return self._by_name.get(name)
+
+    def by_id(self, topic_id: KafkaUuid) -> TopicInfo | None:
+        return next((t for t in self._by_name.values() if t.topic_id == topic_id), None)
+
+    def names(self) -> list[str]:
+        return sorted(self._by_name)
+
+    def add(self, info: TopicInfo) -> TopicInfo:
+        if info.name in self._by_name:
+            raise ValueError(f"topic {info.name!r} exists")
+        self._by_name[info.name] = info
+        self.save()
+        return info
+
+    def remove(self, name: str) -> TopicInfo | None:
+        info = self._by_name.pop(name, None)
+        self.save()
+        return info
+
+    def set_partitions(self, name: str, count: int) -> TopicInfo:
+        info = replace(self._by_name[name], partitions=count)
+        self._by_name[name] = info
+        self.save()
+        return info
+
+    def set_configs(self, name: str, configs: Mapping[str, str]) -> TopicInfo:
+        info = replace(self._by_name[name], configs=dict(configs))
+        self._by_name[name] = info
+        self.save()
+        return info
+
+    # --- durability ------------------------------------------------------------------
+
+    def rebuild(
+        self, partitions: Mapping[str, int], topic_ids: Mapping[str, KafkaUuid]
+    ) -> list[str]:
+        """Recover topics from the logs found at startup; returns the names.
+
+        ``partitions`` maps topic -> highest partition number + 1 seen on disk;
+        config overrides come from :data:`METADATA_FILE` when it names the topic
+        with the same id. A topic without ``partition.metadata`` gets a new id.
+        """
+        saved = self._load_saved()
+        self._by_name.clear()
+        for name, on_disk in sorted(partitions.items()):
+            topic_id = topic_ids.get(name)
+            entry = saved.get(name)
+            if topic_id is None:
+                topic_id = _saved_id(entry) or new_topic_id()
+            configs: dict[str, str] = {}
+            count = on_disk
+            if entry is not None and _saved_id(entry) == topic_id:
+                raw_configs = entry.get("configs")
+                if isinstance(raw_configs, dict):
+                    configs = {str(k): str(v) for k, v in raw_configs.items()}
+                saved_count = entry.get("partitions")
+                if isinstance(saved_count, int):
+                    count = max(count, saved_count)
+            self._by_name[name] = TopicInfo(name, topic_id, count, configs)
+        self.save()
+        return self.names()
+
+    def _load_saved(self) -> dict[str, dict[str, object]]:
+        if self.path is None or not self.path.exists():
+            return {}
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        topics = data.get("topics") if isinstance(data, dict) else None
+        return {str(k): v for k, v in topics.items() if isinstance(v, dict)} if topics else {}
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        topics = {
+            t.name: {"id": str(t.topic_id), "partitions": t.partitions, "configs": dict(t.configs)}
+            for t in self
+        }
+        text = json.dumps({"version": 1, "topics": topics}, indent=1, sort_keys=True)
+        write_atomically(self.path, text.encode("utf-8"))
+
+
+def _saved_id(entry: Mapping[str, object] | None) -> KafkaUuid | None:
+    if entry is None or not isinstance(entry.get("id"), str):
+        return None
+    try:
+        return KafkaUuid.from_string(str(entry["id"]))
+    except ValueError:
+        return None
