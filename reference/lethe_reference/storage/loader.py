@@ -180,9 +180,12 @@ def load_log(
     epochs = LeaderEpochCache.load(directory)
     segments = _open_segments(directory, settings, now, epochs)
     doomed = _recover(segments, params, epochs)
+    for segment in doomed:
+        segments.remove(segment.base_offset)
     log_end = _log_end(segments, epochs) if len(segments) else None
     if log_end is not None and log_end < params.log_start_offset:
-        doomed = list(segments)
+        doomed += list(segments)
+        segments.clear()
         epochs.clear_and_flush()
         log_end = None
     log = PartitionLog(
