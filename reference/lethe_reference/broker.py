@@ -36,17 +36,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lethe_formats.storage.kafka_uuid import KafkaUuid
-from lethe_formats.storage.meta_properties import (
-    META_PROPERTIES_FILE,
-    MetaProperties,
-    read_meta_properties,
-    write_meta_properties,
-)
+from lethe_formats.storage.meta_properties import MetaProperties
 
 from lethe_reference.clock import Clock, SystemClock
 from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
@@ -98,6 +92,8 @@ class Broker:
     node_id: int = -1
     cluster_id: str = ""
     group_coordinator: GroupCoordinator | None = None
+    #: fsync on flush; an embedded broker for tests may turn it off.
+    durable: bool = True
     scheduler: Scheduler = field(init=False)
     log_manager: LogManager = field(init=False)
     metadata: TopicRegistry = field(init=False)
@@ -117,6 +113,7 @@ class Broker:
             clock=self.clock,
             settings_for=self.log_config,
             file_delete_delay_ms=self.config.get_int("log.segment.delete.delay.ms"),
+            durable=self.durable,
         )
         self.purgatories = Purgatories(
             fetch=Purgatory("Fetch", self.scheduler),
@@ -131,6 +128,7 @@ class Broker:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._load_meta_properties()
         self.log_manager.startup()
+        self._adopt_meta_properties()
         counts: dict[str, int] = {}
         for topic, partition in self.log_manager.logs:
             counts[topic] = max(counts.get(topic, 0), partition + 1)
@@ -160,15 +158,18 @@ class Broker:
         _log.info("broker %d shut down cleanly", self.node_id)
 
     def _load_meta_properties(self) -> None:
-        path = self.log_dir / META_PROPERTIES_FILE
-        if path.exists():
-            meta = read_meta_properties(path)
-            self.cluster_id = meta.cluster_id or self.cluster_id
-            return
-        if not self.cluster_id:
-            self.cluster_id = str(new_topic_id())
-        meta = MetaProperties(1, self.cluster_id, self.node_id, new_topic_id())
-        write_meta_properties(path, meta, date_comment=datetime.now(UTC))
+        """What ``kafka-storage.sh format`` would have written, for a fresh directory;
+        an existing ``meta.properties`` wins (the log manager reads it)."""
+        if self.log_manager.meta_properties is None:
+            cluster_id = self.cluster_id or str(new_topic_id())
+            self.log_manager.meta_properties = MetaProperties(
+                1, cluster_id, self.node_id, new_topic_id()
+            )
+
+    def _adopt_meta_properties(self) -> None:
+        meta = self.log_manager.meta_properties
+        if meta is not None and meta.cluster_id:
+            self.cluster_id = meta.cluster_id
 
     def _schedule_periodic_tasks(self) -> None:
         config = self.config

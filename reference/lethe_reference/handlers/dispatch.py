@@ -14,9 +14,9 @@ It returns the typed response body, or a
 (Fetch ``max_wait_ms``, DeleteRecords). The connection layer owns the response
 header and the encoding; handlers never see bytes.
 
-:func:`load_handlers` imports every module of the package once (found with
-``pkgutil``, as the protocol registry finds message modules), which runs the
-``@handles`` decorators. :func:`dispatch` looks the key up and calls the
+:func:`load_handlers` imports every module of the package once, subpackages
+included (found with ``pkgutil``, as the protocol registry finds message
+modules), which runs the ``@handles`` decorators. :func:`dispatch` looks the key up and calls the
 handler.
 
 Errors. A handler reports per-topic or per-partition errors inside its response,
@@ -113,10 +113,11 @@ _NOT_HANDLERS = frozenset({"dispatch", "context"})
 
 @cache
 def _import_handler_modules() -> None:
+    """Every module and subpackage module below the package (a family may be a package)."""
     package = importlib.import_module(_PACKAGE)
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name not in _NOT_HANDLERS:
-            importlib.import_module(f"{_PACKAGE}.{module.name}")
+    for module in pkgutil.walk_packages(package.__path__, prefix=f"{_PACKAGE}."):
+        if module.name.rpartition(".")[2] not in _NOT_HANDLERS:
+            importlib.import_module(module.name)
 
 
 def load_handlers() -> dict[int, Handler]:
