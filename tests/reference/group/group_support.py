@@ -11,6 +11,7 @@ from lethe_formats.model import Record, RecordBatch
 from lethe_formats.records.scan import read_log
 from lethe_reference.clock import ManualClock
 from lethe_reference.cluster.group import (
+    AppendError,
     GroupConfig,
     GroupCoordinator,
     JoinRequest,
@@ -34,18 +35,25 @@ class Harness:
     )
     clock: ManualClock = field(default_factory=lambda: ManualClock(START_MS))
     batches: list[tuple[int, bytes]] = field(default_factory=list)
+    #: when set, the log refuses every write with this Kafka error code
+    fail_with: int | None = None
     coordinator: GroupCoordinator = field(init=False)
 
     def __post_init__(self) -> None:
         counter = itertools.count(1)
         self.coordinator = GroupCoordinator(
             self.clock,
-            lambda partition, batch: self.batches.append((partition, batch)),
+            self._append,
             self.config,
             new_uuid=lambda: f"uuid{next(counter)}",
         )
         for partition in range(self.config.offsets_topic_num_partitions):
             self.coordinator.load(partition, [])
+
+    def _append(self, partition: int, batch: bytes) -> None:
+        if self.fail_with is not None:
+            raise AppendError(self.fail_with)
+        self.batches.append((partition, batch))
 
     def request(self, client: str, member_id: str = "", **changes: Any) -> JoinRequest:
         base = JoinRequest(GROUP, member_id, "consumer", RANGE, 10_000, 30_000, client, "/10.0.0.1")
