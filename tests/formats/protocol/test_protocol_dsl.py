@@ -191,7 +191,7 @@ def test_uuid_fields_default_to_the_zero_uuid() -> None:
     @message(api_key=None, kind="header", valid="0", flexible="none")
     @dataclass(frozen=True, slots=True)
     class WithId(Struct):
-        topic_id: uuid.UUID = proto(UUID, "0+")  # noqa: RUF009
+        topic_id: uuid.UUID = proto(UUID, "0+")
 
     assert WithId().topic_id == uuid.UUID(int=0)
     some = WithId(topic_id=uuid.UUID(int=5))
