@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from lethe_reference.cluster.group import codes
 from lethe_reference.cluster.group.api import (
     JoinMember,
     JoinResult,
@@ -188,7 +189,7 @@ class ClassicGroup:
     def join_result(self, member_id: str, *, with_members: bool) -> JoinResult:
         """A successful JoinGroup reply for the current generation."""
         return JoinResult(
-            error_code=0,
+            error_code=codes.NONE,
             member_id=member_id,
             generation_id=self.generation,
             protocol_type=self.protocol_type,
