@@ -5,7 +5,8 @@ Theory of operation
 Storage code never parses configuration: it reads a handful of typed values
 off whatever object the broker hands it. :class:`LogSettings` names them
 (Kafka's topic config key in each docstring), so the broker's full topic
-config satisfies it structurally, and :class:`StorageSettings` is a small
+config, :class:`lethe_reference.config.log_config.LogConfig`, satisfies it
+structurally (checked by mypy below), and :class:`StorageSettings` is a small
 frozen implementation with Kafka 4.0's defaults (kafka-facts 4.5) for tests
 and embedded use.
 
@@ -21,9 +22,12 @@ Two values are derived the way Kafka's ``LogConfig`` derives them:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from lethe_formats.model import TimestampType
+
+if TYPE_CHECKING:
+    from lethe_reference.config.log_config import LogConfig
 
 __all__ = ["LogSettings", "StorageSettings", "max_segment_ms"]
 
@@ -148,3 +152,9 @@ def max_segment_ms(settings: LogSettings) -> int:
     if settings.compact and settings.max_compaction_lag_ms > 0:
         return min(settings.max_compaction_lag_ms, settings.segment_ms)
     return settings.segment_ms
+
+
+if TYPE_CHECKING:
+
+    def _log_config_is_log_settings(config: LogConfig) -> LogSettings:
+        return config  # a static proof: mypy fails here if LogConfig stops matching

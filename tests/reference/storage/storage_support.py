@@ -17,7 +17,7 @@ from lethe_formats.fixtures import fixtures_root
 from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_reference.clock import ManualClock
 from lethe_reference.storage.log import PartitionLog, SegmentDeleter
-from lethe_reference.storage.settings import StorageSettings
+from lethe_reference.storage.settings import LogSettings, StorageSettings
 
 __all__ = [
     "DELREC_AT_MS",
@@ -113,7 +113,7 @@ def delrec_log(
     partition: int,
     clock: ManualClock,
     *,
-    settings: StorageSettings = DELREC_SETTINGS,
+    settings: LogSettings = DELREC_SETTINGS,
     deleter: SegmentDeleter | None = None,
 ) -> PartitionLog:
     """A log holding the golden delete-records partition's retained batches,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from lethe_reference.clock import ManualClock
+from lethe_reference.config.log_config import effective_log_config
 from lethe_reference.storage.log import PartitionLog
 from lethe_reference.storage.settings import StorageSettings
 from storage_support import GOLDEN, as_client_batch, delrec_log, golden_batches
@@ -60,3 +61,18 @@ def test_offsets_are_assigned_from_the_log_end_offset(tmp_path: Path, clock: Man
     assert log.log_end_offset == 36
     assert log.active_segment.base_offset == 32
     assert log.epoch_cache.entries == ((0, 24),)
+
+
+def test_the_brokers_topic_config_drives_the_same_layout(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The broker's LogConfig (built from case.json's topic configs) is a LogSettings."""
+
+    configs = {
+        "segment.bytes": "700",
+        "index.interval.bytes": "100",
+        "file.delete.delay.ms": "1000",
+    }
+    log = delrec_log(tmp_path, 1, clock, settings=effective_log_config(configs))
+    log.close()
+    _assert_same_files(log.directory, GOLDEN / "delete-records" / "golden-delrec-1")
