@@ -18,8 +18,9 @@ from lethe_formats.errors import FormatError
 
 __all__ = ["build_parser", "main"]
 
-#: Subcommand modules, in the order ``lethe --help`` lists them.
-COMMAND_MODULES = ("dump", "verify", "checkpoint", "fixtures")
+#: Subcommands, in the order ``lethe --help`` lists them; the module of a
+#: name is ``lethe_tools.commands.<name with "-" as "_">``.
+COMMAND_MODULES = ("dump", "verify", "checkpoint", "fixtures", "delete-records")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -37,7 +38,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES if command is None else (command,):
-        module = importlib.import_module(f"lethe_tools.commands.{name}")
+        module = importlib.import_module(f"lethe_tools.commands.{name.replace('-', '_')}")
         module.register(subparsers)
     return parser
 
