@@ -17,6 +17,7 @@ from lethe_formats.coordinator import (
     encode_key,
     encode_value,
 )
+from lethe_formats.coordinator.consumer_protocol import decode_subscription, encode_subscription
 
 
 def s16(text: str) -> bytes:
@@ -149,3 +150,14 @@ def test_fields_outside_a_version_are_dropped_when_encoding() -> None:
 def test_keys_encode_and_decode(key: object, data: bytes) -> None:
     assert decode_key(data) == key
     assert encode_key(key) == data  # type: ignore[arg-type]
+
+
+def test_newer_consumer_protocol_versions_read_with_the_newest_layout() -> None:
+    # ConsumerProtocol: later versions only append fields; Kafka reads them as v3.
+    v3_body = I32(1) + s16("t") + I32(-1) + I32(0) + I32(5) + I16(-1)
+    subscription = decode_subscription(I16(9) + v3_body + b"future fields")
+    assert (subscription.version, subscription.topics, subscription.user_data) == (9, ("t",), None)
+    assert (subscription.generation_id, subscription.rack_id) == (5, None)
+    v0 = decode_subscription(I16(0) + I32(1) + s16("t") + b32(b"ud"))
+    assert (v0.owned_partitions, v0.generation_id, v0.user_data) == ((), -1, b"ud")
+    assert encode_subscription(v0) == I16(0) + I32(1) + s16("t") + b32(b"ud")

@@ -245,3 +245,10 @@ def test_describe_and_list_groups() -> None:
     assert h.coordinator.list_groups(states=["empty"]) == []
     assert len(h.coordinator.list_groups(states=["STABLE"], types=["Classic"])) == 1
     assert h.coordinator.list_groups(types=["consumer"]) == []
+
+
+def test_full_group_refuses_new_members() -> None:
+    h = Harness(GroupConfig(group_initial_rebalance_delay_ms=0, group_max_size=1))
+    a = stable_single(h)
+    assert done(h.join("b")) == JoinResult(81, "")  # GROUP_MAX_SIZE_REACHED
+    assert done(h.join("a", a)).generation_id == 2  # the member itself may rejoin
