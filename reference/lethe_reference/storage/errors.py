@@ -75,7 +75,8 @@ class RecordValidationError(LogError):
 
 
 class CorruptMessageError(RecordValidationError):
-    """CorruptRecordException: bad CRC, impossible sizes, undecodable records."""
+    """CorruptRecordException: bad CRC, impossible sizes, undecodable records
+    (in a produce request, or in a stored batch a lookup had to decode)."""
 
     error_name = "CORRUPT_MESSAGE"
     error_code = 2

@@ -29,6 +29,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from lethe_formats.errors import FormatError
 from lethe_formats.model import NO_TIMESTAMP, BatchHeader, TimestampType
 from lethe_formats.records.scan import (
     Buffer,
@@ -37,6 +38,8 @@ from lethe_formats.records.scan import (
     decode_legacy_inner,
     decode_records,
 )
+
+from lethe_reference.storage.errors import CorruptMessageError
 
 __all__ = ["SegmentFile", "last_offset", "max_timestamp", "record_stamps"]
 
@@ -56,7 +59,18 @@ def max_timestamp(entry: ScannedEntry) -> int:
 
 
 def record_stamps(data: Buffer, entry: ScannedEntry) -> Iterator[tuple[int, int]]:
-    """``(offset, timestamp)`` of every record of ``entry``, in order."""
+    """``(offset, timestamp)`` of every record of ``entry``, in order.
+
+    A stored batch whose records do not decode raises :class:`CorruptMessageError`
+    (Kafka's record iterators throw CorruptRecord/InvalidRecordException there).
+    """
+    try:
+        yield from _record_stamps(data, entry)
+    except FormatError as error:
+        raise CorruptMessageError(f"Record is corrupt: {error}") from None
+
+
+def _record_stamps(data: Buffer, entry: ScannedEntry) -> Iterator[tuple[int, int]]:
     header = entry.header
     if isinstance(header, BatchHeader):
         append_time = header.timestamp_type is TimestampType.LOG_APPEND_TIME

@@ -166,7 +166,10 @@ class LogManager:
     def _load(self, directory: Path, topic: str, params: LoadParams) -> PartitionLog:
         metadata = directory / PARTITION_METADATA_FILE
         if metadata.exists():
-            self.topic_ids[topic] = read_partition_metadata(metadata).topic_id
+            try:
+                self.topic_ids[topic] = read_partition_metadata(metadata).topic_id
+            except FormatError as error:  # Kafka: KafkaStorageException, dir offline
+                raise KafkaStorageError(f"Failed to read {metadata}: {error}") from None
         return load_log(
             directory,
             self.settings_for(topic),

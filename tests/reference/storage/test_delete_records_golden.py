@@ -204,10 +204,12 @@ def test_fetch_below_the_log_start_offset_is_offset_out_of_range(manager: LogMan
     assert first.records[:8] == (16).to_bytes(8, "big")  # the whole batch 16..19
 
 
-def test_clean_shutdown_leaves_kafkas_files(manager: LogManager) -> None:
+def test_clean_shutdown_leaves_kafkas_files(manager: LogManager, clock: ManualClock) -> None:
     """Segments, indexes, leader-epoch and partition.metadata files, checkpoints, marker."""
     _delete_records(manager)
     manager.cleanup_logs()
+    clock.advance(1000)  # the case waited for the .deleted files to go
+    manager.delete_due_files()
     manager.shutdown(broker_epoch=9)
     root = manager.log_dir
     assert (root / ".kafka_cleanshutdown").read_bytes() == (
@@ -218,9 +220,10 @@ def test_clean_shutdown_leaves_kafkas_files(manager: LogManager) -> None:
         assert ours == read_offset_checkpoint(CASE / name).as_dict()
     for partition in range(3):
         kafka = CASE / f"{TOPIC}-{partition}"
-        for path in kafka.iterdir():
-            if path.suffix != ".snapshot":
-                assert (root / kafka.name / path.name).read_bytes() == path.read_bytes(), path
+        expected = sorted(p.name for p in kafka.iterdir() if p.suffix != ".snapshot")
+        assert sorted(p.name for p in (root / kafka.name).iterdir()) == expected
+        for name in expected:
+            assert (root / kafka.name / name).read_bytes() == (kafka / name).read_bytes(), name
 
 
 def test_restart_restores_offsets_from_the_checkpoints(

@@ -173,3 +173,22 @@ def test_without_checkpoints_the_log_starts_at_its_first_segment(
     assert (log.log_start_offset, log.recovery_point, log.log_end_offset) == (16, 0, 40)
     # recovery assigns only epochs above the cached ones: the checkpoint's 0 19 stays
     assert log.epoch_cache.entries == ((0, 19),)
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"\x00" * 3, b"\xff" * 64, bytes(range(256)) * 3, b"\x00" * 8 + b"\x7f\xff\xff\xff" + b"\x02"],
+    ids=["3-zero-bytes", "ff-run", "byte-ramp", "huge-length"],
+)
+def test_a_garbage_segment_is_emptied_never_served(
+    tmp_path: Path, clock: ManualClock, garbage: bytes
+) -> None:
+    directory = tmp_path / "t-0"
+    directory.mkdir()
+    (directory / _name(0, ".log")).write_bytes(garbage)
+    (directory / _name(0, ".index")).write_bytes(garbage)
+    (directory / _name(0, ".timeindex")).write_bytes(garbage)
+    log = _load(directory, LoadParams(), clock)
+    assert (log.log_start_offset, log.log_end_offset) == (0, 0)
+    assert (directory / _name(0, ".log")).stat().st_size == 0
+    assert log_reads.read(log, 0, 100).records == b""
