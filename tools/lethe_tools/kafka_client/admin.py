@@ -24,7 +24,8 @@ waiting for a node assignment. Call: deleteRecords(api=METADATA)" while the
 leader was unknown, ``api=DELETE_RECORDS`` after a retriable answer. So a topic
 that does not exist ends in a timeout, as with the Java tool (it tolerates
 unknown topics, a topic may be being created). A lost connection or a response
-timeout is retried like a retriable error after a fresh lookup.
+timeout is retried like a retriable error after a fresh lookup; a SASL refusal
+(``AuthenticationException``) is not retried and fails every open partition.
 
 The DeleteRecords request carries ``timeout_ms`` = the API timeout, as Java's
 does, which bounds the broker's purgatory wait.
@@ -52,7 +53,11 @@ from lethe_formats.protocol.messages.metadata import (
 )
 
 from lethe_tools.kafka_client.config import ClientConfig
-from lethe_tools.kafka_client.connection import BrokerConnection, ClientError
+from lethe_tools.kafka_client.connection import (
+    AuthenticationFailedError,
+    BrokerConnection,
+    ClientError,
+)
 from lethe_tools.kafka_client.java_errors import (
     INVALID_METADATA_CODES,
     JavaException,
@@ -112,11 +117,6 @@ class AdminClient:
     """Connections by node id (-1: the bootstrap broker), opened on first use."""
 
     def __init__(self, config: ClientConfig) -> None:
-        if config.security_protocol != "PLAINTEXT":
-            raise ClientError(
-                f"security.protocol={config.security_protocol}: SASL is not implemented yet "
-                "in lethe's client"
-            )
         self.config = config
         self._connections: dict[int, BrokerConnection] = {}
         self._nodes: dict[int, tuple[str, int]] = {}
@@ -141,6 +141,7 @@ class AdminClient:
             client_id=self.config.client_id,
             connect_timeout=self.config.connect_timeout_ms / 1000,
             request_timeout=self.config.request_timeout_ms / 1000,
+            plain=self.config.plain,
         )
 
     def _connection(self, node: int) -> BrokerConnection:
@@ -241,6 +242,9 @@ class AdminClient:
         topics = sorted({tp.topic for tp in state.unmapped})
         try:
             response = self.metadata(topics)
+        except AuthenticationFailedError as error:
+            _fail_all(state, error.java)
+            return
         except ClientError:
             return  # retried after the backoff, like a failed lookup call
         for topic in response.topics:
@@ -288,6 +292,9 @@ class AdminClient:
             connection = self._connection(node)
             timeout = min(self.config.request_timeout_ms / 1000, _remaining(state.deadline))
             response = cast(DeleteRecordsResponse, connection.request(request, timeout=timeout))
+        except AuthenticationFailedError as error:
+            _fail_all(state, error.java)
+            return
         except ClientError:
             self._drop(node)
             for tp in partitions:
@@ -332,6 +339,12 @@ def _finish(
     state.unmapped.discard(tp)
     state.leaders.pop(tp, None)
     state.results[tp] = DeleteRecordsOutcome(low_watermark, error)
+
+
+def _fail_all(state: _Round, error: JavaException) -> None:
+    """Authentication failures are not retried: every open partition gets ``error``."""
+    for tp in [*state.unmapped, *state.leaders]:
+        _finish(state, tp, error=error)
 
 
 def _timed_out(api: str) -> DeleteRecordsOutcome:

@@ -20,6 +20,15 @@ uses, per API, the highest version both sides support::
     broker        [lo_b ............ hi_b]
     used                   = min(hi_c, hi_b), if >= max(lo_c, lo_b)
 
+SASL/PLAIN (``security.protocol=SASL_PLAINTEXT``), as Java's
+``SaslClientAuthenticator`` does it: after ApiVersions, SaslHandshake v1 with
+mechanism ``PLAIN``, then one SaslAuthenticate carrying the RFC 4616 token
+``authzid NUL username NUL password`` (empty authzid). A refusal is
+:class:`AuthenticationFailedError` holding the Java exception the client would
+throw (``UnsupportedSaslMechanismException: Client SASL mechanism 'PLAIN' not
+enabled in the server, enabled mechanisms are [...]``, or the broker's
+``error_message`` in a ``SaslAuthenticationException``); it is not retriable.
+
 Errors. Socket failures and a closed connection are :class:`ConnectionLostError`
 (Java's ``DisconnectException``, retriable); undecodable bytes raise the
 protocol layer's ``FormatError``; an API neither side can speak is
@@ -35,15 +44,27 @@ from typing import TypeVar, cast
 
 from lethe_formats.protocol.api_keys import ApiKey, api_name
 from lethe_formats.protocol.envelope import decode_response, encode_request
-from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.error_codes import ErrorCode, error_name
 from lethe_formats.protocol.framing import FrameBuffer, frame
 from lethe_formats.protocol.headers import RequestHeader
 from lethe_formats.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from lethe_formats.protocol.messages.sasl_authenticate import (
+    SaslAuthenticateRequest,
+    SaslAuthenticateResponse,
+)
+from lethe_formats.protocol.messages.sasl_handshake import (
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 from lethe_formats.protocol.registry import api
 from lethe_formats.protocol.schema import Struct, message_info
 
+from lethe_tools.kafka_client.config import PlainCredentials
+from lethe_tools.kafka_client.java_errors import JavaException, java_exception
+
 __all__ = [
     "CLIENT_SOFTWARE_NAME",
+    "AuthenticationFailedError",
     "BrokerConnection",
     "ClientError",
     "ConnectionLostError",
@@ -74,6 +95,14 @@ class NoCommonVersionError(ClientError):
     """The broker speaks no version of an API that lethe also speaks."""
 
 
+class AuthenticationFailedError(ClientError):
+    """SASL refused; ``java`` is the exception Kafka's Java client would raise."""
+
+    def __init__(self, java: JavaException) -> None:
+        super().__init__(str(java))
+        self.java = java
+
+
 class BrokerConnection:
     """A connected, version-negotiated connection; use :meth:`open`."""
 
@@ -88,9 +117,16 @@ class BrokerConnection:
 
     @classmethod
     def open(
-        cls, host: str, port: int, *, client_id: str, connect_timeout: float, request_timeout: float
+        cls,
+        host: str,
+        port: int,
+        *,
+        client_id: str,
+        connect_timeout: float,
+        request_timeout: float,
+        plain: PlainCredentials | None = None,
     ) -> BrokerConnection:
-        """Connect and negotiate versions; :class:`ConnectionLostError` if that fails."""
+        """Connect, negotiate versions, authenticate when ``plain`` is given."""
         try:
             sock = socket.create_connection((host, port), timeout=connect_timeout)
         except OSError as error:
@@ -101,6 +137,8 @@ class BrokerConnection:
         connection = cls(sock, (host, port), client_id)
         try:
             connection._negotiate(request_timeout)
+            if plain is not None:
+                connection._authenticate_plain(plain, request_timeout)
         except BaseException:
             connection.close()
             raise
@@ -203,5 +241,43 @@ class BrokerConnection:
             )
         return cast(ApiVersionsResponse, body)
 
+    def _authenticate_plain(self, plain: PlainCredentials, timeout: float) -> None:
+        handshake = cast(
+            SaslHandshakeResponse,
+            self.request(SaslHandshakeRequest("PLAIN"), timeout=timeout, version=1),
+        )
+        if handshake.error_code != ErrorCode.NONE:
+            raise AuthenticationFailedError(_handshake_refusal(handshake))
+        token = b"\0" + plain.username.encode("utf-8") + b"\0" + plain.password.encode("utf-8")
+        answer = cast(
+            SaslAuthenticateResponse,
+            self.request(SaslAuthenticateRequest(token), timeout=timeout),
+        )
+        if answer.error_code != ErrorCode.NONE:
+            raise AuthenticationFailedError(java_exception(answer.error_code, answer.error_message))
+
     def _where(self) -> str:
         return f"{self.address[0]}:{self.address[1]}"
+
+
+def _handshake_refusal(response: SaslHandshakeResponse) -> JavaException:
+    """``SaslClientAuthenticator.handleSaslHandshakeResponse``'s exceptions."""
+    enabled = "[" + ", ".join(response.mechanisms) + "]"
+    code = response.error_code
+    if code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
+        return java_exception(
+            code,
+            f"Client SASL mechanism 'PLAIN' not enabled in the server, "
+            f"enabled mechanisms are {enabled}",
+        )
+    if code == ErrorCode.ILLEGAL_SASL_STATE:
+        return java_exception(
+            code,
+            f"Unexpected handshake request with client mechanism PLAIN, "
+            f"enabled mechanisms are {enabled}",
+        )
+    return java_exception(
+        ErrorCode.ILLEGAL_SASL_STATE,
+        f"Unknown error code {error_name(code)}, client mechanism is PLAIN, "
+        f"enabled mechanisms are {enabled}",
+    )
