@@ -14,6 +14,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lethe_reference.clock import ManualClock
 from lethe_reference.storage import log_reads
 from lethe_reference.storage.loader import LoadParams, load_log
@@ -192,3 +194,27 @@ def test_a_garbage_segment_is_emptied_never_served(
     assert (log.log_start_offset, log.log_end_offset) == (0, 0)
     assert (directory / _name(0, ".log")).stat().st_size == 0
     assert log_reads.read(log, 0, 100).records == b""
+
+
+SEGMENT_24 = (P0 / _name(24, ".log")).read_bytes()
+BOUNDARIES = {0, _first_batch_size(P0 / _name(24, ".log")), len(SEGMENT_24)}
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(position=st.integers(0, len(SEGMENT_24) - 1), mask=st.integers(1, 255))
+def test_any_flipped_byte_is_cut_at_a_batch_boundary(
+    tmp_path: Path, clock: ManualClock, position: int, mask: int
+) -> None:
+    """Recovery never raises; what survives is a whole-batch prefix of the original."""
+    directory = tmp_path / f"t-{position}-{mask}"
+    directory.mkdir()
+    damaged = bytearray(SEGMENT_24)
+    damaged[position] ^= mask
+    (directory / _name(24, ".log")).write_bytes(bytes(damaged))
+    log = _load(directory, LoadParams(log_start_offset=24), clock)
+    kept = (directory / _name(24, ".log")).read_bytes()
+    assert len(kept) in BOUNDARIES
+    assert kept == bytes(damaged)[: len(kept)]  # truncated, never rewritten
+    assert log.log_end_offset >= 24
