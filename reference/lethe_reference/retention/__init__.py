@@ -1,7 +1,15 @@
 """Time, size and log-start-offset retention of partition logs (kafka-facts 1.3, 5).
 
-``policies.delete_old_segments(log)`` is what Kafka's ``kafka-log-retention``
-task (and, for compacted topics, the cleaner thread) runs per log;
-``deletable`` holds the rules every deletion shares; ``pending`` removes the
-``.deleted`` files after ``file.delete.delay.ms``. Import from the submodules.
+Modules::
+
+    policies     delete_old_segments(log): LSO breach, retention.bytes, retention.ms,
+                 in Kafka's order (only the LSO breach without cleanup.policy=delete)
+    deletable    the shared rules: prefix only, HW >= upper bound, never an empty
+                 last segment, roll first when all go, LSO := next remaining base
+    pending      PendingDeletions: .deleted files removed after file.delete.delay.ms,
+                 driven by the clock (delete_due_files(now_ms))
+
+Kafka runs these from the ``kafka-log-retention`` task (and the cleaner thread
+for compacted logs); here the broker's scheduler calls
+``LogManager.cleanup_logs`` and ``LogManager.delete_due_files``.
 """

@@ -30,15 +30,14 @@ size, ``segment.ms`` minus a per-segment random jitter, full index, offset
 overflow), append. ``append_as_follower`` keeps the offsets it is given.
 
 **Roll**: the new segment is named after the append's first offset (at least
-the LEO); the old one gets its final time index entry and is flushed, which
-advances the recovery point to the new base offset.
+the LEO); the old one gets its final time index entry and is flushed (the
+recovery point becomes the new base offset).
 
 **Deletion**: removed segments leave the map at once, their files are renamed
 ``.deleted`` and handed to a :class:`SegmentDeleter` that removes them after
 ``file.delete.delay.ms`` (kafka-facts 1.3).
 
-Reads and timestamp lookups are in :mod:`.log_reads`. Not task-safe: the
-caller holds the partition lock.
+Reads and lookups: :mod:`.log_reads`. Not task-safe: the caller holds the lock.
 """
 
 from __future__ import annotations
@@ -280,10 +279,12 @@ class PartitionLog:
             raise errors.CorruptMessageError("Record is corrupt (CRC mismatch) in follower append")
         size = entries[-1].position + entries[-1].header.size_in_bytes
         head = entries[0].header
-        # magic 0/1: the first offset is unknown without decompressing; Kafka
-        # checks the first entry's last offset instead.
+        # magic 0/1: the first offset is unknown without decompressing; Kafka checks
+        # the first entry's last offset instead and rolls at the LEO.
+        v2 = isinstance(head, BatchHeader)
         first = head.base_offset if isinstance(head, BatchHeader) else last_offset(entries[0])
         last = last_offset(entries[-1])
+        self._check_segment_size(size)
         if first < self._next_offset:
             raise errors.InvalidRecordError(
                 f"Unexpected offset in append to {self.name}. First offset {first} is less than "
@@ -296,7 +297,7 @@ class PartitionLog:
             header = entry.header
             if isinstance(header, BatchHeader) and header.partition_leader_epoch >= 0:
                 self.epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
-        segment = self._maybe_roll(size, best_ts, first, last)
+        segment = self._maybe_roll(size, best_ts, first if v2 else self._next_offset, last)
         segment.append(
             records[:size],
             largest_offset=last,
