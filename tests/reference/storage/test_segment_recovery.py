@@ -218,3 +218,19 @@ def test_any_flipped_byte_is_cut_at_a_batch_boundary(
     assert len(kept) in BOUNDARIES
     assert kept == bytes(damaged)[: len(kept)]  # truncated, never rewritten
     assert log.log_end_offset >= 24
+
+
+def test_truncating_a_segment_removes_whole_batches_from_the_offset_on(
+    p0: Path, clock: ManualClock
+) -> None:
+    """LogSegment.truncateTo: the batch holding the offset goes with everything after it."""
+    log = _load(p0, CLEAN, clock)
+    segment = log.segments.get(24)
+    assert segment is not None
+    first = _first_batch_size(p0 / _name(24, ".log"))
+    assert segment.truncate_to(28, now_ms=clock.now_ms()) == len(SEGMENT_24) - first
+    assert segment.size == first
+    assert segment.state.max_timestamp_and_offset_so_far.offset == 27
+    assert segment.truncate_to(26, now_ms=clock.now_ms()) == first
+    assert (segment.size, segment.state.offset_index.entries) == (0, ())
+    assert segment.truncate_to(26, now_ms=clock.now_ms()) == 0
