@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,17 +41,44 @@ from lethe_formats.storage.kafka_uuid import KafkaUuid
 __all__ = [
     "CONSUMER_OFFSETS",
     "INTERNAL_TOPICS",
+    "MAX_NAME_LENGTH",
     "METADATA_FILE",
     "TRANSACTION_STATE",
     "TopicInfo",
     "TopicRegistry",
     "new_topic_id",
+    "topic_name_problem",
 ]
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 TRANSACTION_STATE = "__transaction_state"
 INTERNAL_TOPICS = frozenset({CONSUMER_OFFSETS, TRANSACTION_STATE})
 METADATA_FILE = ".lethe-topics.json"
+
+
+MAX_NAME_LENGTH = 249
+_LEGAL = re.compile(r"[a-zA-Z0-9._-]*")
+
+
+def topic_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a legal topic name (``Topic.detectInvalidTopic``), or None.
+
+    Kafka checks, in order: empty, ``.``, ``..``, longer than 249 (Java
+    ``String.length()``, i.e. UTF-16 code units), a character outside
+    ``[a-zA-Z0-9._-]``. Callers prefix ``"Topic name is invalid: "``.
+    """
+    if not name:
+        return "the empty string is not allowed"
+    if name in (".", ".."):
+        return f"'{name}' is not allowed"
+    if len(name.encode("utf-16-le", "surrogatepass")) // 2 > MAX_NAME_LENGTH:
+        return f"the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
+    if _LEGAL.fullmatch(name) is None:
+        return (
+            f"'{name}' contains one or more characters other than "
+            "ASCII alphanumerics, '.', '_' and '-'"
+        )
+    return None
 
 
 def new_topic_id() -> KafkaUuid:
@@ -82,6 +110,8 @@ class TopicRegistry:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self._by_name: dict[str, TopicInfo] = {}
+        #: Grows with every change (stands for the metadata log offset Kafka reports).
+        self.epoch = 1
 
     def __contains__(self, name: object) -> bool:
         return name in self._by_name
@@ -167,6 +197,8 @@ class TopicRegistry:
         return {str(k): v for k, v in topics.items() if isinstance(v, dict)} if topics else {}
 
     def save(self) -> None:
+        """Persist and count a change (every mutation ends here)."""
+        self.epoch += 1
         if self.path is None:
             return
         topics = {

@@ -1,0 +1,196 @@
+"""Metadata (key 3, v0-13): brokers, cluster id, controller, topics and partitions.
+
+Theory of operation
+-------------------
+``KafkaApis.handleTopicMetadataRequest`` on a single KRaft node that leads every
+partition:
+
+* brokers: this node with its advertised host and port (rack null); cluster id;
+  controller id = this node (KRaft reports a random alive broker);
+* which topics: all of them when ``topics`` is null (v1+) or an empty array in
+  v0 (internal topics included, sorted by name); otherwise the named ones, each
+  once, in request order. From v12 a topic may be named by id instead: an
+  unknown id gives UNKNOWN_TOPIC_ID (100) with a null name, listed first.
+  Before v12 a null name or a non-zero id is INVALID_REQUEST, which closes the
+  connection (Kafka throws ``InvalidRequestException`` from the handler);
+* a known topic: error 0, its id (v10+), ``is_internal``, and per partition
+  leader = replicas = isr = [this node], leader epoch 0, no offline replicas;
+* an unknown topic: with ``allow_auto_topic_creation`` (v4+; always true
+  before) and ``auto.create.topics.enable`` and not an all-topics request, it is
+  created (``num.partitions``, ``default.replication.factor``, or the internal
+  topics' own settings) and, as Kafka's ``AutoTopicCreationManager`` answers
+  while the controller creates it, reported UNKNOWN_TOPIC_OR_PARTITION (3)
+  with no partitions and a zero id: the client asks again. Without
+  auto-creation: UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION (17)
+  for an illegal name, either way;
+* authorized operations (v8+): -2147483648 unless requested; when requested,
+  every supported operation (no authorizer, see :mod:`.authz`) on every entry
+  but the unknown-id ones, errors included, as Kafka fills them in.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from lethe_formats.protocol.api_keys import ApiKey
+from lethe_formats.protocol.broker_errors import error_for_code
+from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from lethe_formats.protocol.schema import ZERO_UUID
+from lethe_formats.storage.kafka_uuid import KafkaUuid
+
+from lethe_reference.handlers.authz import CLUSTER_OPERATIONS, OMITTED, TOPIC_OPERATIONS
+from lethe_reference.handlers.context import RequestContext
+from lethe_reference.handlers.dispatch import handles
+from lethe_reference.handlers.topic_creation import TopicError, internal_topic_plan, plan_topic
+from lethe_reference.metadata import INTERNAL_TOPICS, TopicInfo, topic_name_problem
+
+if TYPE_CHECKING:
+    from lethe_reference.broker import Broker
+
+__all__ = ["LEADER_EPOCH", "handle", "to_protocol_uuid", "topic_metadata"]
+
+_log = logging.getLogger(__name__)
+
+#: Leader epoch of every partition: one node leads from creation on and never changes.
+LEADER_EPOCH = 0
+
+
+def to_protocol_uuid(topic_id: KafkaUuid) -> uuid.UUID:
+    return uuid.UUID(bytes=topic_id.raw)
+
+
+def topic_metadata(broker: Broker, info: TopicInfo) -> MetadataResponseTopic:
+    """The entry of a known topic."""
+    node = broker.node_id
+    partitions = tuple(
+        MetadataResponsePartition(
+            error_code=ErrorCode.NONE,
+            partition_index=index,
+            leader_id=node,
+            leader_epoch=LEADER_EPOCH,
+            replica_nodes=(node,),
+            isr_nodes=(node,),
+        )
+        for index in range(info.partitions)
+    )
+    return MetadataResponseTopic(
+        error_code=ErrorCode.NONE,
+        name=info.name,
+        topic_id=to_protocol_uuid(info.topic_id),
+        is_internal=info.internal,
+        partitions=partitions,
+    )
+
+
+def _missing(
+    code: ErrorCode, name: str | None, topic_id: uuid.UUID = ZERO_UUID
+) -> MetadataResponseTopic:
+    return MetadataResponseTopic(
+        error_code=code, name=name, topic_id=topic_id, is_internal=name in INTERNAL_TOPICS
+    )
+
+
+def _check_request(request: MetadataRequest, version: int) -> None:
+    if request.topics is None or version >= 12:
+        return
+    for topic in request.topics:
+        if topic.name is None:
+            raise error_for_code(
+                ErrorCode.INVALID_REQUEST, f"Topic name can not be null for version {version}"
+            )
+        if topic.topic_id != ZERO_UUID:
+            raise error_for_code(
+                ErrorCode.INVALID_REQUEST,
+                f"Topic IDs are not supported in requests for version {version}",
+            )
+
+
+def _auto_create(broker: Broker, name: str) -> MetadataResponseTopic:
+    if topic_name_problem(name) is not None:
+        return _missing(ErrorCode.INVALID_TOPIC_EXCEPTION, name)
+    try:
+        if name in INTERNAL_TOPICS:
+            plan = internal_topic_plan(broker, name)
+        else:
+            plan = plan_topic(broker, name, num_partitions=-1, replication_factor=-1)
+        broker.create_topic(plan.name, plan.partitions, plan.configs)
+    except TopicError as error:
+        _log.info("auto-creation of topic %s failed: %s %s", name, error.code.name, error.message)
+    return _missing(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name)
+
+
+def _requested(
+    broker: Broker, request: MetadataRequest, version: int
+) -> tuple[list[MetadataResponseTopic], list[str]]:
+    """(entries for unknown ids, names to describe), duplicates dropped."""
+    assert request.topics is not None
+    unknown_ids: list[MetadataResponseTopic] = []
+    names: list[str] = []
+    ids = [t.topic_id for t in request.topics if t.topic_id != ZERO_UUID]
+    if ids and version >= 12:
+        for topic_id in dict.fromkeys(ids):
+            info = broker.metadata.by_id(KafkaUuid(topic_id.bytes))
+            if info is None:
+                unknown_ids.append(_missing(ErrorCode.UNKNOWN_TOPIC_ID, None, topic_id))
+            else:
+                names.append(info.name)
+    else:
+        names = [t.name for t in request.topics if t.name is not None]
+    return unknown_ids, list(dict.fromkeys(names))
+
+
+def _topics(broker: Broker, request: MetadataRequest, version: int) -> list[MetadataResponseTopic]:
+    all_topics = request.topics is None or (version == 0 and not request.topics)
+    if all_topics:
+        return [topic_metadata(broker, info) for info in broker.metadata]
+    unknown_ids, names = _requested(broker, request, version)
+    auto = request.allow_auto_topic_creation and broker.config.get_bool("auto.create.topics.enable")
+    out = list(unknown_ids)
+    for name in names:
+        info = broker.metadata.get(name)
+        if info is not None:
+            out.append(topic_metadata(broker, info))
+        elif auto:
+            out.append(_auto_create(broker, name))
+        elif topic_name_problem(name) is not None:
+            out.append(_missing(ErrorCode.INVALID_TOPIC_EXCEPTION, name))
+        else:
+            out.append(_missing(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name))
+    return out
+
+
+@handles(ApiKey.METADATA)
+def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
+    version = ctx.api_version
+    _check_request(request, version)
+    topics = _topics(broker, request, version)
+    if version >= 8 and request.include_topic_authorized_operations:
+        topics = [
+            t
+            if t.error_code == ErrorCode.UNKNOWN_TOPIC_ID
+            else replace(t, topic_authorized_operations=TOPIC_OPERATIONS)
+            for t in topics
+        ]
+    cluster_ops = OMITTED
+    if 8 <= version <= 10 and request.include_cluster_authorized_operations:
+        cluster_ops = CLUSTER_OPERATIONS
+    broker_entry = MetadataResponseBroker(
+        node_id=broker.node_id, host=broker.host, port=broker.port
+    )
+    return MetadataResponse(
+        brokers=(broker_entry,),
+        cluster_id=broker.cluster_id,
+        controller_id=broker.node_id,
+        topics=tuple(topics),
+        cluster_authorized_operations=cluster_ops,
+    )
