@@ -1,0 +1,226 @@
+"""Appending a producer's batch to one partition (``ReplicaManager.appendToLocalLog``).
+
+Theory of operation
+-------------------
+A Produce request reaches a partition's log through four gates, in Kafka's
+order; the first that fails decides the partition's response:
+
+1. ``ProduceRequest.validateRecords`` (KafkaApis, :func:`validate_produce_records`):
+   at least one complete batch, magic 2, exactly one batch, no zstd below v7.
+   These answers carry only the code: ``log_start_offset`` -1, no message.
+2. ``acks`` must be -1, 0 or 1, else INVALID_REQUIRED_ACKS (21) for every
+   partition (:func:`valid_acks`; the handler applies it).
+3. Internal topics accept appends only from the client id ``__admin_client``:
+   INVALID_TOPIC_EXCEPTION (17).
+4. The append (:func:`append_to_partition`): storage validates and assigns
+   offsets (:mod:`lethe_reference.storage.validator`), then the idempotent
+   producer checks of :mod:`.producer_state` run, then the batch is written and
+   the HW moves to the LEO (one replica: the ISR is the leader alone, so
+   ``maybeIncrementLeaderHW`` moves it at once, whatever ``acks`` says).
+
+How a failure is answered depends on its kind (``appendToLocalLog``'s catch):
+
+===============================================  ==================  =============
+exception                                        log_start_offset    error_message
+===============================================  ==================  =============
+CORRUPT_MESSAGE, MESSAGE_TOO_LARGE,              -1                  null
+RECORD_LIST_TOO_LARGE, KAFKA_STORAGE_ERROR
+per-record errors (``RecordValidationException``:  the partition's     the exception's
+compacted topic without key, bad timestamps)     log start offset    message, plus
+                                                                     ``record_errors``
+anything else (INVALID_RECORD of a batch rule,   the partition's     null
+45, 47, unknown codec -1, ...)                   log start offset
+===============================================  ==================  =============
+
+Storage runs validation and the append in one call, so the producer checks
+(which Kafka runs after validation) run first here; when they refuse a batch
+or find a duplicate, the batch is validated without appending
+(:func:`~lethe_reference.storage.validator.validate_and_assign_offsets`) so a
+broken batch still gets its validation error, as in Kafka.
+"""
+
+from __future__ import annotations
+
+import struct
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lethe_formats.model import (
+    COMPRESSION_MASK,
+    LOG_OVERHEAD,
+    RECORD_BATCH_OVERHEAD,
+    BatchHeader,
+    Compression,
+)
+from lethe_formats.protocol.error_codes import ErrorCode
+
+from lethe_reference.handlers.partition_ops.common import LEADER_EPOCH, error_code_of
+from lethe_reference.handlers.partition_ops.producer_state import (
+    ProducerStateError,
+    ProducerStates,
+)
+from lethe_reference.storage import errors
+from lethe_reference.storage.validator import validate_and_assign_offsets
+
+if TYPE_CHECKING:
+    from lethe_reference.broker import Broker
+    from lethe_reference.storage.log import PartitionLog
+
+__all__ = [
+    "ADMIN_CLIENT_ID",
+    "PartitionAppend",
+    "append_to_partition",
+    "producer_states",
+    "valid_acks",
+    "validate_produce_records",
+]
+
+#: ``AdminUtils.ADMIN_CLIENT_ID``: the one client id that may append to internal topics.
+ADMIN_CLIENT_ID = "__admin_client"
+_HEADER_UP_TO_MAGIC = 17
+_RECORD_OVERHEAD_V0 = 14
+_BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
+_KNOWN_ERRORS = (
+    errors.CorruptMessageError,
+    errors.MessageTooLargeError,
+    errors.RecordListTooLargeError,
+    errors.KafkaStorageError,
+)
+_EXTENSION = "partition_ops.producer_states"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionAppend:
+    """One partition's ProduceResponse fields (``PartitionResponse``)."""
+
+    error: ErrorCode
+    base_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    record_errors: tuple[tuple[int, str | None], ...] = ()
+    error_message: str | None = None
+    #: True when records were written (delayed requests must be re-checked).
+    appended: bool = False
+
+
+def valid_acks(acks: int) -> bool:
+    """``ReplicaManager.isValidRequiredAcks``."""
+    return acks in (-1, 0, 1)
+
+
+def _entry(records: bytes, position: int) -> tuple[int, int] | None:
+    """(size, magic) of the complete entry at ``position`` (``ByteBufferLogInputStream``)."""
+    remaining = len(records) - position
+    if remaining < LOG_OVERHEAD:
+        return None
+    (length,) = struct.unpack_from(">i", records, position + 8)
+    if length < _RECORD_OVERHEAD_V0:
+        raise errors.CorruptMessageError(
+            f"Record size {length} is less than the minimum record overhead ({_RECORD_OVERHEAD_V0})"
+        )
+    if remaining < _HEADER_UP_TO_MAGIC or remaining < length + LOG_OVERHEAD:
+        return None
+    return length + LOG_OVERHEAD, records[position + 16]
+
+
+def validate_produce_records(api_version: int, records: bytes | None) -> ErrorCode:
+    """``ProduceRequest.validateRecords``: the code, or NONE (null records: none)."""
+    data = records or b""
+    try:
+        first = _entry(data, 0)
+        if first is None or first[1] != 2:
+            return ErrorCode.INVALID_RECORD
+        (attributes,) = struct.unpack_from(">h", data, 21)
+        if api_version < 7 and attributes & COMPRESSION_MASK == Compression.ZSTD:
+            return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+        if _entry(data, first[0]) is not None:
+            return ErrorCode.INVALID_RECORD
+    except errors.CorruptMessageError:
+        return ErrorCode.CORRUPT_MESSAGE
+    return ErrorCode.NONE
+
+
+def producer_states(broker: Broker, log: PartitionLog) -> ProducerStates:
+    """The producer state of ``log``, kept as long as the log object lives."""
+    table: weakref.WeakKeyDictionary[PartitionLog, ProducerStates] = broker.extensions.setdefault(
+        _EXTENSION, weakref.WeakKeyDictionary()
+    )
+    states = table.get(log)
+    if states is None:
+        states = table[log] = ProducerStates(log.name)
+    return states
+
+
+def _header(records: bytes) -> BatchHeader | None:
+    if len(records) < RECORD_BATCH_OVERHEAD:
+        return None
+    return BatchHeader(*_BATCH_HEADER.unpack_from(records, 0))
+
+
+def _prevalidate(log: PartitionLog, records: bytes) -> None:
+    """Raise the validation error the batch would get, appending nothing."""
+    validate_and_assign_offsets(
+        records,
+        next_offset=log.log_end_offset,
+        leader_epoch=LEADER_EPOCH,
+        now_ms=log.clock.now_ms(),
+        settings=log.settings,
+        target_compression=log.settings.compression_type,
+        topic_partition=log.name,
+    )
+
+
+def append_to_partition(broker: Broker, log: PartitionLog, records: bytes) -> PartitionAppend:
+    """Gate 4 of the module docstring; never raises for bad input."""
+    try:
+        return _append(broker, log, records)
+    except _KNOWN_ERRORS as error:
+        return PartitionAppend(error_code_of(error))
+    except errors.RecordValidationError as error:
+        if not error.record_errors:
+            return PartitionAppend(error_code_of(error), log_start_offset=log.log_start_offset)
+        return PartitionAppend(
+            error_code_of(error),
+            log_start_offset=log.log_start_offset,
+            record_errors=tuple(error.record_errors),
+            error_message=error.message,
+        )
+    except errors.LogError as error:
+        return PartitionAppend(error_code_of(error), log_start_offset=log.log_start_offset)
+    except ProducerStateError as error:
+        return PartitionAppend(error.code, log_start_offset=log.log_start_offset)
+    except OSError:  # an IOException becomes a KafkaStorageException in Kafka
+        return PartitionAppend(ErrorCode.KAFKA_STORAGE_ERROR)
+
+
+def _append(broker: Broker, log: PartitionLog, records: bytes) -> PartitionAppend:
+    header = _header(records)
+    producers = None
+    if header is not None and header.producer_id >= 0:
+        producers = producer_states(broker, log)
+        producers.truncate_head(log.log_start_offset)
+        try:
+            duplicate = producers.check(header, log.log_end_offset)
+        except ProducerStateError:
+            _prevalidate(log, records)
+            raise
+        if duplicate is not None:
+            _prevalidate(log, records)
+            return PartitionAppend(
+                ErrorCode.NONE,
+                duplicate.first_offset,
+                duplicate.timestamp,
+                log.log_start_offset,
+            )
+    result = log.append_as_leader(records, LEADER_EPOCH)
+    if producers is not None and header is not None:
+        producers.record(header, result.last_offset, result.max_timestamp)
+    log.maybe_increment_high_watermark(log.log_end_offset)
+    return PartitionAppend(
+        ErrorCode.NONE,
+        result.first_offset,
+        result.log_append_time,
+        result.log_start_offset,
+        appended=True,
+    )
