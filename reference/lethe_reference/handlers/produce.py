@@ -1,0 +1,160 @@
+"""Produce (key 0): ``KafkaApis.handleProduceRequest`` over :mod:`.partition_ops`.
+
+Theory of operation
+-------------------
+1. If any partition's first batch is transactional and the request has no
+   ``transactional_id``, the whole request fails with
+   TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) in every partition (Kafka's
+   authorization check for the transactional id; with no authorizer only the
+   missing id fails). Bytes too broken to tell fail the whole request with
+   CORRUPT_MESSAGE, as Kafka's batch iterator throws there.
+2. Per partition: unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION (3);
+   then ``ProduceRequest.validateRecords``; the rest goes to the replica
+   manager: ``acks`` outside {-1, 0, 1} fails every remaining partition with
+   INVALID_REQUIRED_ACKS (21), internal topics refuse clients other than
+   ``__admin_client`` (17), and the append runs
+   (:func:`~.partition_ops.append.append_to_partition`).
+3. After each successful append the HW is at the LEO (one replica), so
+   ``acks=-1`` is satisfied at once, and parked Fetch / DeleteRecords requests
+   watching the partition are re-checked.
+
+The response lists partitions in request order, grouped by topic (a partition
+named twice is answered once, for its last data). ``acks=0``: the handler still
+returns the response; the connection layer
+(:mod:`lethe_reference.protocol.connection`) sends nothing, or closes the
+connection when a partition failed, as Kafka does.
+
+Limits: transactional batches are appended without Kafka 4.0's partition
+verification with the transaction coordinator (this broker has none);
+``min.insync.replicas`` can never fail with one replica (Kafka caps it at the
+replica count).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING
+
+from lethe_formats.model import TRANSACTIONAL_BIT
+from lethe_formats.protocol.api_keys import ApiKey
+from lethe_formats.protocol.broker_errors import error_for_code
+from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.messages.produce import (
+    BatchIndexAndErrorMessage,
+    PartitionProduceResponse,
+    ProduceRequest,
+    ProduceResponse,
+    TopicProduceResponse,
+)
+
+from lethe_reference.handlers.context import RequestContext
+from lethe_reference.handlers.dispatch import handles
+from lethe_reference.handlers.partition_ops.append import (
+    ADMIN_CLIENT_ID,
+    PartitionAppend,
+    append_to_partition,
+    valid_acks,
+    validate_produce_records,
+)
+from lethe_reference.handlers.partition_ops.common import (
+    complete_delayed,
+    is_internal,
+    lookup,
+    partition_exists,
+)
+
+if TYPE_CHECKING:
+    from lethe_reference.broker import Broker
+
+__all__ = ["error_response", "handle"]
+
+TopicPartition = tuple[str, int]
+
+
+def _partitions(request: ProduceRequest) -> dict[TopicPartition, bytes | None]:
+    return {
+        (topic.name, data.index): data.records
+        for topic in request.topic_data
+        for data in topic.partition_data
+    }
+
+
+def _response(statuses: dict[TopicPartition, PartitionAppend]) -> ProduceResponse:
+    topics: dict[str, list[PartitionProduceResponse]] = {}
+    for (topic, partition), status in statuses.items():
+        topics.setdefault(topic, []).append(
+            PartitionProduceResponse(
+                index=partition,
+                error_code=status.error,
+                base_offset=status.base_offset,
+                log_append_time_ms=status.log_append_time,
+                log_start_offset=status.log_start_offset,
+                record_errors=tuple(
+                    BatchIndexAndErrorMessage(index, message)
+                    for index, message in status.record_errors
+                ),
+                error_message=status.error_message,
+            )
+        )
+    return ProduceResponse(
+        responses=tuple(TopicProduceResponse(name, tuple(parts)) for name, parts in topics.items())
+    )
+
+
+def error_response(
+    request: ProduceRequest, code: ErrorCode, message: str | None
+) -> ProduceResponse:
+    """``ProduceRequest.getErrorResponse``: every partition fails with ``code``."""
+    text = message if message is not None else code.message
+    failed = PartitionAppend(code, error_message=text)
+    return _response(dict.fromkeys(_partitions(request), failed))
+
+
+def _has_transactional_records(request: ProduceRequest) -> bool:
+    """``RequestUtils.hasTransactionalRecords``: some first batch is transactional."""
+    for records in _partitions(request).values():
+        if records is None or len(records) < 12:
+            continue
+        (length,) = struct.unpack_from(">i", records, 8)
+        if length < 14:
+            raise error_for_code(
+                ErrorCode.CORRUPT_MESSAGE,
+                f"Record size {length} is less than the minimum record overhead (14)",
+            )
+        if len(records) >= 23 and records[16] == 2 and records[22] & TRANSACTIONAL_BIT:
+            return True
+    return False
+
+
+def _append(
+    broker: Broker, ctx: RequestContext, topic: str, partition: int, records: bytes
+) -> PartitionAppend:
+    if is_internal(topic) and ctx.client_id != ADMIN_CLIENT_ID:
+        return PartitionAppend(ErrorCode.INVALID_TOPIC_EXCEPTION)
+    found = lookup(broker, topic, partition)
+    if isinstance(found, ErrorCode):
+        return PartitionAppend(found)
+    result = append_to_partition(broker, found, records)
+    if result.appended:
+        complete_delayed(broker, topic, partition)
+    return result
+
+
+@handles(ApiKey.PRODUCE, error_response=error_response)
+def handle(broker: Broker, ctx: RequestContext, request: ProduceRequest) -> ProduceResponse:
+    """Answer a Produce request (module docstring)."""
+    if _has_transactional_records(request) and request.transactional_id is None:
+        return error_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
+    statuses: dict[TopicPartition, PartitionAppend] = {}
+    for (topic, partition), records in _partitions(request).items():
+        if not partition_exists(broker, topic, partition):
+            statuses[(topic, partition)] = PartitionAppend(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            continue
+        code = validate_produce_records(ctx.api_version, records)
+        if code is not ErrorCode.NONE:
+            statuses[(topic, partition)] = PartitionAppend(code)
+        elif not valid_acks(request.acks):
+            statuses[(topic, partition)] = PartitionAppend(ErrorCode.INVALID_REQUIRED_ACKS)
+        else:
+            statuses[(topic, partition)] = _append(broker, ctx, topic, partition, records or b"")
+    return _response(statuses)
