@@ -1,0 +1,319 @@
+"""CreateTopics (19), DeleteTopics (20) and CreatePartitions (37), as a KRaft controller.
+
+Theory of operation
+-------------------
+In Kafka 4.0 a broker forwards these requests to the controller; the
+reference broker is its own controller, so each handler runs the controller's
+logic (``ControllerApis`` + ``ReplicationControlManager``) and applies the
+result at once: logs are created or renamed ``-delete`` before the response
+leaves, where Kafka would do it moments later.
+
+CreateTopics: names given twice get INVALID_REQUEST ``Duplicate topic name.``
+and ``__cluster_metadata`` gets INVALID_REQUEST ``Creation of internal topic
+__cluster_metadata is prohibited.``; both are listed after the other topics. The
+rest go through :func:`~.topic_creation.plan_topic` in request order. A request
+whose topics would need more than 10000 metadata records fails as a whole with
+POLICY_VIOLATION ``Unable to perform excessively large batch operation.``.
+Successes (and ``validate_only`` ones, which create nothing) carry a topic id
+(v7+) and, from v5, the partition count, replication factor and effective
+configs.
+
+DeleteTopics: topics by name (v0-5 ``topic_names``, v6 ``topics[].name``) or by
+id (v6). Neither or both given, duplicates, a name that maps to an id also
+given: INVALID_REQUEST with Kafka's messages; unknown name
+UNKNOWN_TOPIC_OR_PARTITION, unknown id UNKNOWN_TOPIC_ID, each with the
+error's default message. With ``delete.topic.enable=false`` every topic gets
+TOPIC_DELETION_DISABLED (v3+) or INVALID_REQUEST (v0-2). Kafka shuffles the
+results "so that users can not use patterns in their positions"; lethe keeps
+the order Kafka builds them in before the shuffle (errors of the request's
+shape, then lookups, then deletions), which is one of the orders Kafka can send.
+
+CreatePartitions: duplicates first (INVALID_REQUEST ``Duplicate topic name.``),
+then per topic: unknown UNKNOWN_TOPIC_OR_PARTITION (no message), a count equal
+to the current one INVALID_PARTITIONS ``Topic already has N partition(s).``, a
+smaller one ``The topic T currently has N partition(s); M would not be an
+increase.`` (kafka-facts section 6: partitions are never removed), assignments
+that do not match the number of new partitions INVALID_REPLICA_ASSIGNMENT.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lethe_formats.protocol.api_keys import ApiKey
+from lethe_formats.protocol.broker_errors import error_for_code
+from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+    CreatePartitionsTopic,
+    CreatePartitionsTopicResult,
+)
+from lethe_formats.protocol.messages.create_topics import (
+    CreatableTopic,
+    CreatableTopicConfigs,
+    CreatableTopicResult,
+    CreateTopicsRequest,
+    CreateTopicsResponse,
+)
+from lethe_formats.protocol.messages.delete_topics import (
+    DeletableTopicResult,
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+)
+from lethe_formats.protocol.schema import ZERO_UUID
+from lethe_formats.storage.kafka_uuid import KafkaUuid
+
+from lethe_reference.handlers.context import RequestContext
+from lethe_reference.handlers.dispatch import handles
+from lethe_reference.handlers.metadata import to_protocol_uuid
+from lethe_reference.handlers.topic_creation import (
+    MAX_RECORDS_PER_USER_OP,
+    TopicError,
+    TopicPlan,
+    effective_configs,
+    plan_topic,
+)
+from lethe_reference.handlers.topic_deletion import resolve_deletions
+from lethe_reference.metadata import new_topic_id
+
+if TYPE_CHECKING:
+    from lethe_reference.broker import Broker
+
+__all__ = ["CLUSTER_METADATA_TOPIC", "create_partitions", "create_topics", "delete_topics"]
+
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+_TOO_LARGE = "Unable to perform excessively large batch operation."
+
+
+# --- CreateTopics -------------------------------------------------------------------------
+
+
+def _create_error(
+    request: CreateTopicsRequest, code: ErrorCode, message: str | None
+) -> CreateTopicsResponse:
+    """``CreateTopicsRequest.getErrorResponse``: every topic gets the error."""
+    return CreateTopicsResponse(
+        topics=tuple(
+            CreatableTopicResult(name=t.name, error_code=code, error_message=message)
+            for t in request.topics
+        )
+    )
+
+
+def _failure(name: str, code: ErrorCode, message: str | None) -> CreatableTopicResult:
+    return CreatableTopicResult(name=name, error_code=code, error_message=message)
+
+
+def _plan(broker: Broker, topic: CreatableTopic) -> TopicPlan:
+    return plan_topic(
+        broker,
+        topic.name,
+        num_partitions=topic.num_partitions,
+        replication_factor=topic.replication_factor,
+        configs=[(c.name, c.value) for c in topic.configs],
+        assignments=[(a.partition_index, a.broker_ids) for a in topic.assignments],
+    )
+
+
+def _success(broker: Broker, plan: TopicPlan, topic_id: KafkaUuid) -> CreatableTopicResult:
+    configs = tuple(
+        CreatableTopicConfigs(
+            name=entry.name,
+            value=entry.value,
+            read_only=False,
+            config_source=int(entry.source),
+            is_sensitive=False,
+        )
+        for entry in effective_configs(broker, plan.configs)
+    )
+    return CreatableTopicResult(
+        name=plan.name,
+        topic_id=to_protocol_uuid(topic_id),
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        topic_config_error_code=ErrorCode.NONE,
+        num_partitions=plan.partitions,
+        replication_factor=plan.replication_factor,
+        configs=configs,
+    )
+
+
+def _split_names(topics: tuple[CreatableTopic, ...]) -> tuple[list[CreatableTopic], list[str]]:
+    """(topics to try, in order; names given more than once, in first-seen order)."""
+    counts: dict[str, int] = {}
+    for topic in topics:
+        counts[topic.name] = counts.get(topic.name, 0) + 1
+    duplicates = [name for name, count in counts.items() if count > 1]
+    return [t for t in topics if counts[t.name] == 1], duplicates
+
+
+@handles(ApiKey.CREATE_TOPICS, error_response=_create_error)
+def create_topics(
+    broker: Broker, ctx: RequestContext, request: CreateTopicsRequest
+) -> CreateTopicsResponse:
+    candidates, duplicates = _split_names(request.topics)
+    allowed = [t for t in candidates if t.name != CLUSTER_METADATA_TOPIC]
+    results: list[CreatableTopicResult] = []
+    plans: list[TopicPlan] = []
+    for topic in allowed:
+        try:
+            plans.append(_plan(broker, topic))
+            results.append(CreatableTopicResult(name=topic.name))  # filled in below
+        except TopicError as error:
+            results.append(_failure(topic.name, error.code, error.message))
+    if sum(plan.records for plan in plans) > MAX_RECORDS_PER_USER_OP:
+        raise error_for_code(ErrorCode.POLICY_VIOLATION, _TOO_LARGE)
+    done = iter(plans)
+    for index, result in enumerate(results):
+        if result.error_code == ErrorCode.NONE:
+            results[index] = _create(broker, next(done), request.validate_only)
+    results += [_failure(n, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for n in duplicates]
+    if any(t.name == CLUSTER_METADATA_TOPIC for t in candidates):
+        message = f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."
+        results.append(_failure(CLUSTER_METADATA_TOPIC, ErrorCode.INVALID_REQUEST, message))
+    return CreateTopicsResponse(topics=tuple(results))
+
+
+def _create(broker: Broker, plan: TopicPlan, validate_only: bool) -> CreatableTopicResult:
+    if validate_only:
+        return _success(broker, plan, new_topic_id())
+    info = broker.create_topic(plan.name, plan.partitions, plan.configs)
+    return _success(broker, plan, info.topic_id)
+
+
+# --- DeleteTopics -------------------------------------------------------------------------
+
+
+def _delete_error(
+    request: DeleteTopicsRequest, code: ErrorCode, message: str | None
+) -> DeleteTopicsResponse:
+    """``DeleteTopicsRequest.getErrorResponse``: every topic gets the code (no message)."""
+    named = [DeletableTopicResult(name=name, error_code=code) for name in request.topic_names]
+    by_state = [
+        DeletableTopicResult(name=t.name, topic_id=t.topic_id, error_code=code)
+        for t in request.topics
+    ]
+    return DeleteTopicsResponse(responses=tuple(named + by_state))
+
+
+@handles(ApiKey.DELETE_TOPICS, error_response=_delete_error)
+def delete_topics(
+    broker: Broker, ctx: RequestContext, request: DeleteTopicsRequest
+) -> DeleteTopicsResponse:
+    if not broker.config.get_bool("delete.topic.enable"):
+        if ctx.api_version < 3:
+            raise error_for_code(ErrorCode.INVALID_REQUEST, "Topic deletion is disabled.")
+        raise error_for_code(ErrorCode.TOPIC_DELETION_DISABLED)
+    states = [(t.name, KafkaUuid(t.topic_id.bytes)) for t in request.topics]
+    results, to_delete = resolve_deletions(broker, request.topic_names, states)
+    out = [
+        DeletableTopicResult(
+            name=r.name,
+            topic_id=ZERO_UUID if r.topic_id is None else to_protocol_uuid(r.topic_id),
+            error_code=r.code,
+            error_message=r.message,
+        )
+        for r in results
+    ]
+    for name in to_delete:
+        info = broker.delete_topic(name)
+        if info is not None:
+            out.append(
+                DeletableTopicResult(
+                    name=name, topic_id=to_protocol_uuid(info.topic_id), error_code=ErrorCode.NONE
+                )
+            )
+    return DeleteTopicsResponse(responses=tuple(out))
+
+
+# --- CreatePartitions ---------------------------------------------------------------------
+
+
+def _partitions_error(
+    request: CreatePartitionsRequest, code: ErrorCode, message: str | None
+) -> CreatePartitionsResponse:
+    return CreatePartitionsResponse(
+        results=tuple(
+            CreatePartitionsTopicResult(name=t.name, error_code=code, error_message=message)
+            for t in request.topics
+        )
+    )
+
+
+def _grow(broker: Broker, topic: CreatePartitionsTopic, validate_only: bool) -> None:
+    """``ReplicationControlManager.createPartitions`` for one topic; raises TopicError."""
+    info = broker.metadata.get(topic.name)
+    if info is None:
+        raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+    current = info.partitions
+    if topic.count == current:
+        raise TopicError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+    if topic.count < current:
+        raise TopicError(
+            ErrorCode.INVALID_PARTITIONS,
+            f"The topic {topic.name} currently has {current} partition(s); "
+            f"{topic.count} would not be an increase.",
+        )
+    additional = topic.count - current
+    if topic.assignments is not None:
+        if len(topic.assignments) != additional:
+            raise TopicError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Attempted to add {additional} additional partition(s), but only "
+                f"{len(topic.assignments)} assignment(s) were specified.",
+            )
+        for assignment in topic.assignments:
+            _check_assignment(broker, assignment.broker_ids)
+    if not validate_only:
+        broker.create_partitions(topic.name, topic.count)
+
+
+def _check_assignment(broker: Broker, replicas: tuple[int, ...]) -> None:
+    """``validateManualPartitionAssignment`` with the topic's replication factor (1)."""
+    if not replicas:
+        raise TopicError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            "The manual partition assignment includes an empty replica list.",
+        )
+    for broker_id in sorted(replicas):
+        if broker_id != broker.node_id:
+            raise TopicError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"The manual partition assignment includes broker {broker_id}, but no such "
+                "broker is registered.",
+            )
+    if len(replicas) > 1:
+        raise TopicError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            f"The manual partition assignment includes the broker {broker.node_id} more than once.",
+        )
+
+
+@handles(ApiKey.CREATE_PARTITIONS, error_response=_partitions_error)
+def create_partitions(
+    broker: Broker, ctx: RequestContext, request: CreatePartitionsRequest
+) -> CreatePartitionsResponse:
+    counts: dict[str, int] = {}
+    for topic in request.topics:
+        counts[topic.name] = counts.get(topic.name, 0) + 1
+    results = [
+        CreatePartitionsTopicResult(
+            name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name."
+        )
+        for name, count in counts.items()
+        if count > 1
+    ]
+    for topic in request.topics:
+        if counts[topic.name] > 1:
+            continue
+        try:
+            _grow(broker, topic, request.validate_only)
+            results.append(CreatePartitionsTopicResult(name=topic.name, error_code=ErrorCode.NONE))
+        except TopicError as error:
+            results.append(
+                CreatePartitionsTopicResult(
+                    name=topic.name, error_code=error.code, error_message=error.message
+                )
+            )
+    return CreatePartitionsResponse(results=tuple(results))
