@@ -210,11 +210,11 @@ class FetchSessionCache:
             return FetchContext(kind, fetch_data, version, request_epoch=epoch, cache=self)
         session = self.sessions.get(session_id)
         if session is None:
-            return FetchContext("error", [], ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+            return FetchContext("error", [], version, ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
         if session.epoch != epoch:
-            return FetchContext("error", [], ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+            return FetchContext("error", [], version, ErrorCode.INVALID_FETCH_SESSION_EPOCH)
         if session.uses_topic_ids != (version >= 13):
-            return FetchContext("error", [], ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
+            return FetchContext("error", [], version, ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
         for key, requested in fetch_data:
             cached = session.partitions.get(key)
             if cached is None:
