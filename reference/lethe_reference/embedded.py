@@ -1,0 +1,223 @@
+"""The reference broker in-process: the public entry point for tests and the conformance kit.
+
+Theory of operation
+-------------------
+:class:`EmbeddedBroker` wraps a :class:`~lethe_reference.broker.Broker` and its
+:class:`~lethe_reference.server.app.BrokerServer` on a real loopback port, so
+any client library can use :attr:`EmbeddedBroker.bootstrap`. Two ways to run it:
+
+* from synchronous code, ``with EmbeddedBroker(tmp_path) as kafka:`` starts an
+  event loop in a background thread (daemon, named ``lethe-embedded``) and
+  stops it on exit; every call that touches broker state is run *in that
+  thread* (:meth:`EmbeddedBroker.call`), since the broker is single-threaded;
+* from asyncio code, ``async with EmbeddedBroker(tmp_path) as kafka:`` serves on
+  the running loop, no thread.
+
+Virtual time: pass ``clock=ManualClock(start_ms)`` and drive it with
+:meth:`EmbeddedBroker.advance`, which moves the clock and runs whatever became
+due (retention, checkpoints, file deletion, purgatory deadlines) in the loop
+thread before it returns. A jump runs each periodic task once, not once per
+missed period (see :mod:`lethe_reference.scheduler`); step in smaller amounts
+to see every tick.
+
+:meth:`EmbeddedBroker.restart` shuts the broker down cleanly and starts a new
+one on the same log directory, clock and port, so clients can reconnect to the
+same bootstrap address (a restart as Kafka's own clients experience it).
+
+The static config defaults to Kafka's quickstart ``server.properties`` values
+(:mod:`lethe_reference.server.defaults`); ``config`` replaces them. Files are
+written without fsync by default (``durable=False``): an embedded broker dies
+with its test, and the file contents are the same either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from lethe_reference.broker import Broker
+from lethe_reference.clock import Clock, ManualClock, SystemClock
+from lethe_reference.config import BrokerConfig
+from lethe_reference.server.app import BrokerServer
+from lethe_reference.server.defaults import broker_config
+
+__all__ = ["EmbeddedBroker"]
+
+T = TypeVar("T")
+_START_TIMEOUT_S = 30.0
+
+
+class EmbeddedBroker:
+    """A reference broker on a loopback port; see the module docstring."""
+
+    def __init__(
+        self,
+        log_dir: str | Path,
+        *,
+        config: BrokerConfig | None = None,
+        clock: Clock | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        durable: bool = False,
+    ) -> None:
+        self.log_dir = Path(log_dir)
+        self.config = config if config is not None else broker_config()
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.host = host
+        self.port = port
+        self.durable = durable
+        self._server: BrokerServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- state ---------------------------------------------------------------------------
+
+    @property
+    def broker(self) -> Broker:
+        """The broker's state (read it through :meth:`call` while a thread serves it)."""
+        if self._server is None:
+            raise RuntimeError("the embedded broker is not running")
+        return self._server.broker
+
+    @property
+    def bootstrap(self) -> str:
+        """``host:port`` for clients' ``bootstrap.servers``."""
+        return f"{self.host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def _new_server(self) -> BrokerServer:
+        broker = Broker(
+            self.log_dir,
+            config=self.config,
+            clock=self.clock,
+            host=self.host,
+            port=self.port,
+            durable=self.durable,
+        )
+        return BrokerServer(broker, self.host, self.port)
+
+    async def _start_server(self) -> None:
+        server = self._new_server()
+        await server.start()
+        self.port = server.port
+        self._server = server
+
+    async def _stop_server(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            await server.stop()
+
+    # --- synchronous use (background thread) ----------------------------------------------
+
+    def start(self) -> EmbeddedBroker:
+        """Start serving from a background thread; returns ``self``."""
+        if self._thread is not None or self._server is not None:
+            raise RuntimeError("the embedded broker is already running")
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def serve() -> None:
+            asyncio.set_event_loop(loop)
+            ready.set()
+            loop.run_forever()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=serve, name="lethe-embedded", daemon=True)
+        self._thread.start()
+        ready.wait()
+        self._submit(self._start_server())
+        return self
+
+    def stop(self) -> None:
+        """Clean shutdown, then stop the thread (idempotent)."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        try:
+            self._submit(self._stop_server())
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(_START_TIMEOUT_S)
+            loop.close()
+            self._loop, self._thread = None, None
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _submit(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(_START_TIMEOUT_S)
+
+    def _in_loop_thread(self) -> bool:
+        return self._thread is None or threading.current_thread() is self._thread
+
+    def call(self, fn: Callable[[Broker], T]) -> T:
+        """Run ``fn(broker)`` where the broker lives (its loop thread) and return the result."""
+
+        async def run() -> T:
+            return fn(self.broker)
+
+        if self._in_loop_thread():
+            return fn(self.broker)
+        return self._submit(run())
+
+    # --- asynchronous use (current loop) ---------------------------------------------------
+
+    async def __aenter__(self) -> EmbeddedBroker:
+        if self._server is not None:
+            raise RuntimeError("the embedded broker is already running")
+        await self._start_server()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._stop_server()
+
+    # --- time and restarts -------------------------------------------------------------------
+
+    def advance(self, ms: int) -> list[str]:
+        """Move the manual clock ``ms`` forward and run what became due; returns task names."""
+        if not isinstance(self.clock, ManualClock):
+            raise TypeError("advance() needs the broker to run on a ManualClock")
+        clock = self.clock
+
+        def step(_: Broker) -> list[str]:
+            clock.advance(ms)
+            assert self._server is not None
+            return self._server.run_due()
+
+        return self.call(step)
+
+    def restart(self) -> None:
+        """Clean shutdown and a fresh broker on the same log dir, clock and port."""
+        if self._thread is not None:
+            self._submit(self._restart())
+        else:
+            raise RuntimeError("restart() from async code: use `await restart_async()`")
+
+    async def restart_async(self) -> None:
+        """:meth:`restart` for ``async with`` use."""
+        await self._restart()
+
+    async def _restart(self) -> None:
+        await self._stop_server()
+        await self._start_server()

@@ -1,0 +1,192 @@
+"""The asyncio edge: a TCP listener, one task per connection, one timer task.
+
+Theory of operation
+-------------------
+Everything with state is sans-IO (:class:`~lethe_reference.broker.Broker`,
+:class:`~lethe_reference.protocol.session.BrokerSession`); this module only
+moves bytes and time, all on one event loop, so the broker is never touched by
+two threads:
+
+* ``asyncio.start_server`` accepts; each connection gets a task that reads
+  whatever arrived, hands it to its session (which runs the handlers and
+  queues response bytes on the transport through ``send``), then awaits
+  ``drain()`` so a slow reader applies back-pressure. Requests on a connection
+  are handled one at a time and answered in order (the session mutes the
+  connection while a response is deferred, as Kafka does);
+* the timer task sleeps until :meth:`Broker.next_due_ms` (checkpoints,
+  retention, file deletion, purgatory deadlines) or until poked, runs
+  :meth:`Broker.run_due`, and repeats. Every request pokes it, because a
+  request can make work due sooner (a Fetch that waits, a segment deleted).
+  With a manual clock nothing becomes due by waiting; whoever advances the
+  clock runs the due work (``EmbeddedBroker.advance``);
+* :meth:`BrokerServer.stop` closes the listener, answers parked requests
+  (expiring the purgatories), lets the connections drain their output for a
+  moment, closes them, and shuts the broker down cleanly (flush, checkpoints,
+  ``.kafka_cleanshutdown``).
+
+Logging is one line per event as ``key=value`` pairs (logger
+``lethe_reference.server``), e.g. ``event=accepted conn=3 peer=127.0.0.1:50432``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+
+from lethe_reference.broker import Broker
+from lethe_reference.protocol.session import BrokerSession
+
+__all__ = ["BrokerServer"]
+
+_log = logging.getLogger("lethe_reference.server")
+_READ_SIZE = 65536
+_DRAIN_ON_STOP_S = 2.0
+
+
+def _kv(**fields: object) -> str:
+    return " ".join(f"{key}={value}" for key, value in fields.items())
+
+
+class BrokerServer:
+    """Serves ``broker`` on ``host:port`` (port 0: any free port)."""
+
+    def __init__(
+        self,
+        broker: Broker,
+        host: str = "127.0.0.1",
+        port: int = 9092,
+        *,
+        advertised: tuple[str, int] | None = None,
+    ) -> None:
+        self.broker = broker
+        self.host = host
+        self.port = port
+        self.advertised = advertised
+        self._server: asyncio.Server | None = None
+        self._timer: asyncio.Task[None] | None = None
+        self._poke = asyncio.Event()
+        self._connections: dict[int, tuple[BrokerSession, asyncio.StreamWriter]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._ids = itertools.count(1)
+        self._stopping = False
+
+    async def start(self) -> None:
+        """Start the broker (if needed), listen, and start the timer."""
+        if not self.broker.started:
+            self.broker.startup()
+        self._server = await asyncio.start_server(self._accept, self.host, self.port)
+        socket = self._server.sockets[0]
+        self.port = socket.getsockname()[1]
+        # Clients connect to what Metadata advertises: the bound address unless told otherwise.
+        self.broker.host, self.broker.port = self.advertised or (self.host, self.port)
+        self._timer = asyncio.create_task(self._run_timer(), name="lethe-timer")
+        _log.info(_kv(event="listening", host=self.host, port=self.port, node=self.broker.node_id))
+
+    def poke(self) -> None:
+        """Wake the timer: due times may have changed."""
+        self._poke.set()
+
+    def run_due(self) -> list[str]:
+        """Run the broker's due work now (loop thread only)."""
+        ran = self.broker.run_due()
+        self.poke()
+        return ran
+
+    # --- connections ------------------------------------------------------------------
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        connection_id = next(self._ids)
+        peer = writer.get_extra_info("peername")
+        peer_text = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        session = BrokerSession(
+            self.broker,
+            connection_id,
+            send=writer.write,
+            close=writer.close,
+            peer=peer_text,
+        )
+        self._connections[connection_id] = (session, writer)
+        _log.info(_kv(event="accepted", conn=connection_id, peer=peer_text))
+        try:
+            await self._pump(reader, writer, session)
+        except (ConnectionError, OSError) as error:
+            _log.info(_kv(event="connection-error", conn=connection_id, error=repr(error)))
+        except Exception:
+            _log.exception(_kv(event="connection-crashed", conn=connection_id))
+        finally:
+            session.close()
+            self._connections.pop(connection_id, None)
+            with contextlib.suppress(ConnectionError, OSError):
+                writer.close()
+                await writer.wait_closed()
+            _log.info(_kv(event="closed", conn=connection_id))
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _pump(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, session: BrokerSession
+    ) -> None:
+        while not session.closed and not self._stopping:
+            data = await reader.read(_READ_SIZE)
+            session.receive_data(data)
+            self.poke()
+            if not data:
+                break
+            await writer.drain()
+
+    # --- time -------------------------------------------------------------------------
+
+    async def _run_timer(self) -> None:
+        while True:
+            due = self.broker.next_due_ms()
+            timeout = None if due is None else max(0, due - self.broker.clock.now_ms()) / 1000
+            self._poke.clear()
+            if timeout is None or timeout > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._poke.wait(), timeout)
+            try:
+                self.broker.run_due()
+            except Exception:
+                _log.exception(_kv(event="timer-failed"))
+            await asyncio.sleep(0)
+
+    # --- shutdown ---------------------------------------------------------------------
+
+    async def stop(self) -> None:
+        """Clean shutdown (see the module docstring); idempotent."""
+        if self._stopping:
+            return
+        self._stopping = True
+        _log.info(_kv(event="stopping", port=self.port))
+        if self._server is not None:
+            self._server.close()
+        for purgatory in self.broker.purgatories.all():
+            purgatory.expire_all()
+        await self._drain_all()
+        for session, writer in list(self._connections.values()):
+            session.close()
+            writer.close()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=_DRAIN_ON_STOP_S)
+        if self._server is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), _DRAIN_ON_STOP_S)
+        if self._timer is not None:
+            self._timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._timer
+        self.broker.shutdown()
+        _log.info(_kv(event="stopped", port=self.port))
+
+    async def _drain_all(self) -> None:
+        drains = [writer.drain() for _, writer in self._connections.values()]
+        if drains:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(
+                    asyncio.gather(*drains, return_exceptions=True), _DRAIN_ON_STOP_S
+                )
