@@ -8,6 +8,17 @@ order; the first that fails decides the partition's response:
 1. ``ProduceRequest.validateRecords`` (KafkaApis, :func:`validate_produce_records`):
    at least one complete batch, magic 2, exactly one batch, no zstd below v7.
    These answers carry only the code: ``log_start_offset`` -1, no message.
+   Only the fixed prefix of each entry is read (``ByteBufferLogInputStream``)::
+
+       0   baseOffset   int64
+       8   length       int32   < 14: CORRUPT_MESSAGE; entry = 12 + length bytes
+       12  leaderEpoch  int32
+       16  magic        int8    must be 2
+       17  crc          uint32
+       21  attributes   int16   bits 0-2 codec (4 = zstd), bit 4 transactional
+
+   An entry is "there" when at least 17 bytes and its whole length are present;
+   fewer trailing bytes are ignored, a second complete entry is refused.
 2. ``acks`` must be -1, 0 or 1, else INVALID_REQUIRED_ACKS (21) for every
    partition (:func:`valid_acks`; the handler applies it).
 3. Internal topics accept appends only from the client id ``__admin_client``:

@@ -134,7 +134,7 @@ class _Session:
 Responses = list[tuple[PartitionKey, PartitionData]]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FetchContext:
     """What to read for one request, and how to shape its response."""
 
@@ -178,6 +178,11 @@ class FetchContext:
         return ErrorCode.NONE, session.id, sent
 
 
+def _error(version: int, code: ErrorCode) -> FetchContext:
+    """A session error: nothing is read, the response carries only ``code``."""
+    return FetchContext(kind="error", partitions=[], version=version, error=code)
+
+
 class FetchSessionCache:
     """Sessions by id; see the module docstring."""
 
@@ -207,14 +212,16 @@ class FetchSessionCache:
         if epoch in (INITIAL_EPOCH, FINAL_EPOCH):
             self.sessions.pop(session_id, None)
             kind = "sessionless" if epoch == FINAL_EPOCH else "full"
-            return FetchContext(kind, fetch_data, version, request_epoch=epoch, cache=self)
+            return FetchContext(
+                kind=kind, partitions=fetch_data, version=version, request_epoch=epoch, cache=self
+            )
         session = self.sessions.get(session_id)
         if session is None:
-            return FetchContext("error", [], version, ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+            return _error(version, ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
         if session.epoch != epoch:
-            return FetchContext("error", [], version, ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+            return _error(version, ErrorCode.INVALID_FETCH_SESSION_EPOCH)
         if session.uses_topic_ids != (version >= 13):
-            return FetchContext("error", [], version, ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
+            return _error(version, ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
         for key, requested in fetch_data:
             cached = session.partitions.get(key)
             if cached is None:
@@ -225,12 +232,18 @@ class FetchSessionCache:
             session.partitions.pop(key, None)
         if not session.partitions:
             del self.sessions[session.id]
-            return FetchContext("sessionless", fetch_data, version, request_epoch=epoch)
+            return FetchContext(
+                kind="sessionless", partitions=fetch_data, version=version, request_epoch=epoch
+            )
         session.last_used_ms = now_ms
         session.epoch = next_epoch(session.epoch)
         partitions = [(key, cached.request) for key, cached in session.partitions.items()]
         return FetchContext(
-            "incremental", partitions, version, request_epoch=epoch, session=session
+            kind="incremental",
+            partitions=partitions,
+            version=version,
+            request_epoch=epoch,
+            session=session,
         )
 
     def maybe_create(
