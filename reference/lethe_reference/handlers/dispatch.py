@@ -25,9 +25,10 @@ as Kafka does. An exception that escapes a handler is Kafka's
 ``error_response`` builder, that builder turns the error code into a whole-request
 error response (``AbstractRequest.getErrorResponse``); a
 :class:`~lethe_formats.protocol.broker_errors.KafkaError` keeps its code, any
-other exception becomes UNKNOWN_SERVER_ERROR (-1). Without a builder the
-exception propagates and the connection layer closes the connection, which is
-what a client sees from Kafka when the broker cannot form a reply.
+other exception becomes UNKNOWN_SERVER_ERROR (-1). Every Kafka request has
+such a builder, so every handler that can raise should register one. Without a
+builder the exception propagates and the connection layer closes the
+connection (logged as a broker bug).
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ partition:
   v0 (internal topics included, sorted by name); otherwise the named ones, each
   once, in request order. From v12 a topic may be named by id instead: an
   unknown id gives UNKNOWN_TOPIC_ID (100) with a null name, listed first.
-  Before v12 a null name or a non-zero id is INVALID_REQUEST, which closes the
-  connection (Kafka throws ``InvalidRequestException`` from the handler);
+  Before v12 a null name or a non-zero id is INVALID_REQUEST: Kafka throws
+  from the handler and answers ``getErrorResponse`` (every requested topic with
+  error 42, no brokers, no cluster id);
 * a known topic: error 0, its id (v10+), ``is_internal``, and per partition
   leader = replicas = isr = [this node], leader epoch 0, no offline replicas;
 * an unknown topic: with ``allow_auto_topic_creation`` (v4+; always true
@@ -169,7 +170,19 @@ def _topics(broker: Broker, request: MetadataRequest, version: int) -> list[Meta
     return out
 
 
-@handles(ApiKey.METADATA)
+def _error_response(
+    request: MetadataRequest, code: ErrorCode, message: str | None
+) -> MetadataResponse:
+    """``MetadataRequest.getErrorResponse``: each requested topic with the error, no brokers."""
+    return MetadataResponse(
+        topics=tuple(
+            MetadataResponseTopic(error_code=code, name=t.name or "", topic_id=t.topic_id)
+            for t in request.topics or ()
+        )
+    )
+
+
+@handles(ApiKey.METADATA, error_response=_error_response)
 def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     version = ctx.api_version
     _check_request(request, version)
