@@ -127,6 +127,7 @@ class Broker:
         """Read or write ``meta.properties``, load the logs, queue periodic tasks."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._load_meta_properties()
+        self.metadata.load()
         self.log_manager.startup()
         self._adopt_meta_properties()
         counts: dict[str, int] = {}
@@ -134,6 +135,7 @@ class Broker:
             counts[topic] = max(counts.get(topic, 0), partition + 1)
         self.metadata.rebuild(counts, self.log_manager.topic_ids)
         for info in self.metadata:
+            self.log_manager.update_settings(info.name)  # in case rebuild dropped overrides
             for partition in range(info.partitions):
                 self.log_manager.create_log(info.name, partition, topic_id=info.topic_id)
         self._schedule_periodic_tasks()

@@ -17,7 +17,8 @@ controller, so the image is a plain dict kept by :class:`TopicRegistry`:
 
 Durability. The logs themselves carry names, ids and partition counts (the
 partition directories and ``partition.metadata``), so :meth:`TopicRegistry.rebuild`
-recovers those from the log manager at startup. Config overrides have no place
+recovers those from the log manager at startup (after :meth:`TopicRegistry.load`
+read the saved overrides, so the logs load with their own configs). Config overrides have no place
 in Kafka's log-dir files (they live in ``__cluster_metadata``), so the registry
 saves them in a small JSON file at the log-dir root, :data:`METADATA_FILE`
 (a dot file that no Kafka tool reads; written atomically).
@@ -157,32 +158,40 @@ class TopicRegistry:
 
     # --- durability ------------------------------------------------------------------
 
+    def load(self) -> list[str]:
+        """Read :data:`METADATA_FILE` as it was saved (before the logs are loaded, so
+        each log is recovered with its topic's own config); returns the names."""
+        self._by_name.clear()
+        for name, entry in self._load_saved().items():
+            topic_id = _saved_id(entry)
+            count = entry.get("partitions")
+            if topic_id is None or not isinstance(count, int):
+                continue
+            self._by_name[name] = TopicInfo(name, topic_id, count, _saved_configs(entry))
+        return self.names()
+
     def rebuild(
         self, partitions: Mapping[str, int], topic_ids: Mapping[str, KafkaUuid]
     ) -> list[str]:
-        """Recover topics from the logs found at startup; returns the names.
+        """Reconcile what :meth:`load` read with the logs found on disk; returns the names.
 
-        ``partitions`` maps topic -> highest partition number + 1 seen on disk;
-        config overrides come from :data:`METADATA_FILE` when it names the topic
-        with the same id. A topic without ``partition.metadata`` gets a new id.
+        The logs decide which topics exist: ``partitions`` maps topic -> highest
+        partition number + 1 seen on disk, ``topic_ids`` the ids read from
+        ``partition.metadata``. A saved entry contributes its overrides and a
+        higher partition count only when its id matches (a topic deleted and
+        re-created elsewhere must not inherit them). A topic without
+        ``partition.metadata`` keeps its saved id, or gets a new one.
         """
-        saved = self._load_saved()
+        saved = dict(self._by_name)
         self._by_name.clear()
         for name, on_disk in sorted(partitions.items()):
-            topic_id = topic_ids.get(name)
             entry = saved.get(name)
-            if topic_id is None:
-                topic_id = _saved_id(entry) or new_topic_id()
-            configs: dict[str, str] = {}
-            count = on_disk
-            if entry is not None and _saved_id(entry) == topic_id:
-                raw_configs = entry.get("configs")
-                if isinstance(raw_configs, dict):
-                    configs = {str(k): str(v) for k, v in raw_configs.items()}
-                saved_count = entry.get("partitions")
-                if isinstance(saved_count, int):
-                    count = max(count, saved_count)
-            self._by_name[name] = TopicInfo(name, topic_id, count, configs)
+            topic_id = topic_ids.get(name) or (entry.topic_id if entry else None) or new_topic_id()
+            if entry is not None and entry.topic_id == topic_id:
+                info = TopicInfo(name, topic_id, max(on_disk, entry.partitions), entry.configs)
+            else:
+                info = TopicInfo(name, topic_id, on_disk, {})
+            self._by_name[name] = info
         self.save()
         return self.names()
 
@@ -207,6 +216,11 @@ class TopicRegistry:
         }
         text = json.dumps({"version": 1, "topics": topics}, indent=1, sort_keys=True)
         write_atomically(self.path, text.encode("utf-8"))
+
+
+def _saved_configs(entry: Mapping[str, object]) -> dict[str, str]:
+    raw = entry.get("configs")
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
 
 
 def _saved_id(entry: Mapping[str, object] | None) -> KafkaUuid | None:

@@ -1,0 +1,103 @@
+"""The Broker state object: Kafka's periodic tasks, durable topics, clean shutdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lethe_reference.broker import Broker
+from lethe_reference.clock import ManualClock
+from lethe_reference.config import BrokerConfig
+
+START = 1_700_000_000_000
+
+
+def make(tmp_path: Path, clock: ManualClock, **static: str) -> Broker:
+    broker = Broker(tmp_path, config=BrokerConfig(static), clock=clock, durable=False)
+    broker.startup()
+    return broker
+
+
+def test_periodic_tasks_run_at_kafkas_default_intervals(tmp_path: Path) -> None:
+    clock = ManualClock(START)
+    broker = make(tmp_path, clock)
+    periods = {task.name: task.period_ms for task in broker.scheduler.tasks()}
+    assert periods == {
+        "highwatermark-checkpoint": 5000,
+        "kafka-recovery-point-checkpoint": 60000,
+        "kafka-log-start-offset-checkpoint": 60000,
+        "kafka-log-retention": 300000,
+    }
+    assert broker.next_due_ms() == START + 5000
+    clock.advance(5000)
+    assert broker.run_due() == ["highwatermark-checkpoint"]
+    assert (tmp_path / "replication-offset-checkpoint").exists()
+    clock.set(START + 30000)  # log.initial.task.delay.ms before the first retention pass
+    assert "kafka-log-retention" in broker.run_due()
+
+
+def test_configured_intervals_are_used(tmp_path: Path) -> None:
+    broker = make(
+        tmp_path,
+        ManualClock(START),
+        **{
+            "log.retention.check.interval.ms": "1000",
+            "replica.high.watermark.checkpoint.interval.ms": "250",
+            "log.flush.scheduler.interval.ms": "2000",
+        },
+    )
+    periods = {task.name: task.period_ms for task in broker.scheduler.tasks()}
+    assert periods["kafka-log-retention"] == 1000
+    assert periods["highwatermark-checkpoint"] == 250
+    assert periods["kafka-log-flusher"] == 2000
+
+
+def test_topics_survive_a_restart_with_ids_partitions_and_overrides(tmp_path: Path) -> None:
+    clock = ManualClock(START)
+    broker = make(tmp_path, clock)
+    info = broker.create_topic("t", 3, {"retention.ms": "1234"})
+    broker.create_partitions("t", 4)
+    cluster_id = broker.cluster_id
+    broker.shutdown()
+    assert (tmp_path / ".kafka_cleanshutdown").exists()
+    again = make(tmp_path, clock)
+    assert not (tmp_path / ".kafka_cleanshutdown").exists()
+    assert again.log_manager.had_clean_shutdown
+    restored = again.metadata.get("t")
+    assert restored is not None
+    assert (restored.topic_id, restored.partitions, dict(restored.configs)) == (
+        info.topic_id,
+        4,
+        {"retention.ms": "1234"},
+    )
+    assert again.log("t", 3) is not None
+    assert again.log("t", 0).settings.retention_ms == 1234
+    assert again.cluster_id == cluster_id
+
+
+def test_deleted_topic_directories_go_after_the_segment_delete_delay(tmp_path: Path) -> None:
+    clock = ManualClock(START)
+    broker = make(tmp_path, clock, **{"log.segment.delete.delay.ms": "1000"})
+    broker.create_topic("t", 1)
+    broker.delete_topic("t")
+    (renamed,) = [p for p in tmp_path.iterdir() if p.name.startswith("t-0.")]
+    assert renamed.name.endswith("-delete")
+    assert broker.next_due_ms() == START + 1000
+    clock.advance(999)
+    broker.run_due()
+    assert renamed.exists()
+    clock.advance(1)
+    assert "delete-file" in broker.run_due()
+    assert not renamed.exists()
+
+
+def test_node_id_comes_from_config_or_defaults_to_one(tmp_path: Path) -> None:
+    assert Broker(tmp_path / "a").node_id == 1
+    assert Broker(tmp_path / "b", config=BrokerConfig({"node.id": "7"})).node_id == 7
+    assert Broker(tmp_path / "c", node_id=3).node_id == 3
+
+
+def test_config_change_reaches_every_log(tmp_path: Path) -> None:
+    broker = make(tmp_path, ManualClock(START))
+    broker.create_topic("t", 2)
+    broker.set_config(broker.config.with_dynamic({"log.retention.ms": "42"}, per_broker=False))
+    assert [broker.log("t", p).settings.retention_ms for p in (0, 1)] == [42, 42]
