@@ -1,17 +1,22 @@
 """``lethe delete-records`` behaves as Kafka 4.0's ``kafka-delete-records.sh``.
 
-Expected texts come from ``DeleteRecordsCommand``, ``CommandLineUtils`` and
-Kafka's JSON decoders (kafka-facts.md section 1.7); the validation cases run
-before any connection is made, as in Kafka, so they need no broker.
+Expected texts come from ``DeleteRecordsCommand``, ``CommandLineUtils``,
+Kafka's JSON decoders and the Java admin client (kafka-facts.md section 1.7).
+The validation cases run before any connection is made, as in Kafka, so they
+need no broker; the rest run against the embedded reference broker serving a
+copy of the golden delete-records log directory.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import shutil
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from lethe_reference.embedded import EmbeddedBroker
 from lethe_tools.commands.delete_records import CommandError, parse_offset_json
 from lethe_tools.kafka_client.admin import TopicPartition
 from tools_support import Run
@@ -253,3 +258,177 @@ def test_an_empty_partition_list_prints_both_headers_and_nothing_else(
     run = run_with_json(lethe, tmp_path, '{"partitions": [], "version": 1}')
     assert run.status == 0
     assert run.out == "Executing records delete operation\nRecords delete operation completed:\n"
+
+
+# -- against the embedded reference broker ------------------------------------------
+#
+# The broker serves a copy of the golden delete-records log directory, written by
+# Kafka 4.0 after its DeleteRecords: golden-delrec has log start offsets 19 / 24 / 30
+# and high watermarks 40 / 36 / 30. Every expected low watermark and error below is
+# what Kafka answered for the same offsets on that data (case.json edge cases).
+
+GOLDEN_FILES = (
+    "meta.properties",
+    "log-start-offset-checkpoint",
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+    ".kafka_cleanshutdown",
+)
+TOPIC = "golden-delrec"
+COMPACTED = "golden-delrec-compacted"
+HEADER = ["Executing records delete operation", "Records delete operation completed:"]
+OUT_OF_RANGE = (
+    "org.apache.kafka.common.errors.OffsetOutOfRangeException: "
+    "The requested offset is not within the range of offsets maintained by the server."
+)
+
+
+@pytest.fixture
+def kafka(golden: Path, tmp_path: Path) -> Iterator[EmbeddedBroker]:
+    """A broker on a copy of the golden case, plus a compact topic as in case.json."""
+    source = golden / "delete-records"
+    log_dir = tmp_path / "log-dir"
+    log_dir.mkdir()
+    for name in GOLDEN_FILES:
+        shutil.copy2(source / name, log_dir / name)
+    for partition in range(3):
+        shutil.copytree(source / f"{TOPIC}-{partition}", log_dir / f"{TOPIC}-{partition}")
+    with EmbeddedBroker(log_dir) as broker:
+        broker.call(lambda b: b.create_topic(COMPACTED, 1, {"cleanup.policy": "compact"}))
+        yield broker
+
+
+def delete(
+    lethe: LetheRun,
+    tmp_path: Path,
+    bootstrap: str,
+    offsets: list[tuple[str, int, int]],
+    *config: str,
+) -> Run:
+    document = {
+        "partitions": [{"topic": t, "partition": p, "offset": o} for t, p, o in offsets],
+        "version": 1,
+    }
+    argv = [
+        "--bootstrap-server",
+        bootstrap,
+        "--offset-json-file",
+        write(tmp_path, json.dumps(document)),
+    ]
+    if config:
+        argv += ["--command-config", write(tmp_path, "\n".join(config) + "\n", "admin.properties")]
+    return lethe("delete-records", *argv)
+
+
+def test_below_and_at_the_log_start_offset_print_the_current_low_watermark(
+    lethe: LetheRun, tmp_path: Path, kafka: EmbeddedBroker
+) -> None:
+    run = delete(lethe, tmp_path, kafka.bootstrap, [(TOPIC, 0, 17), (TOPIC, 1, 24), (TOPIC, 2, 30)])
+    assert run.status == 0
+    assert run.err == ""
+    assert run.lines == [
+        *HEADER,
+        f"partition: {TOPIC}-0\tlow_watermark: 19",
+        f"partition: {TOPIC}-1\tlow_watermark: 24",
+        f"partition: {TOPIC}-2\tlow_watermark: 30",
+    ]
+
+
+def test_above_the_high_watermark_is_an_error_line_and_the_rest_still_runs(
+    lethe: LetheRun, tmp_path: Path, kafka: EmbeddedBroker
+) -> None:
+    run = delete(lethe, tmp_path, kafka.bootstrap, [(TOPIC, 0, 45), (TOPIC, 1, 36), (TOPIC, 2, -1)])
+    assert run.status == 0
+    assert run.lines == [
+        *HEADER,
+        f"partition: {TOPIC}-0\terror: {OUT_OF_RANGE}",
+        f"partition: {TOPIC}-1\tlow_watermark: 36",
+        f"partition: {TOPIC}-2\tlow_watermark: 30",
+    ]
+
+
+def test_a_delete_moves_the_low_watermark_for_the_next_run(
+    lethe: LetheRun, tmp_path: Path, kafka: EmbeddedBroker
+) -> None:
+    assert delete(lethe, tmp_path, kafka.bootstrap, [(TOPIC, 0, 33)]).lines[-1] == (
+        f"partition: {TOPIC}-0\tlow_watermark: 33"
+    )
+    assert delete(lethe, tmp_path, kafka.bootstrap, [(TOPIC, 0, 20)]).lines[-1] == (
+        f"partition: {TOPIC}-0\tlow_watermark: 33"
+    )
+
+
+def test_a_compact_topic_is_a_policy_violation_line(
+    lethe: LetheRun, tmp_path: Path, kafka: EmbeddedBroker
+) -> None:
+    run = delete(lethe, tmp_path, kafka.bootstrap, [(COMPACTED, 0, 1)])
+    assert run.status == 0
+    assert run.lines == [
+        *HEADER,
+        f"partition: {COMPACTED}-0\terror: "
+        "org.apache.kafka.common.errors.PolicyViolationException: "
+        "Request parameters do not satisfy the configured policy.",
+    ]
+
+
+def test_unknown_partitions_time_out_like_the_java_admin(
+    lethe: LetheRun, tmp_path: Path, kafka: EmbeddedBroker
+) -> None:
+    """The Java admin keeps looking an unknown topic up until default.api.timeout.ms."""
+    offsets = [(TOPIC, 7, 1), ("golden-delrec-does-not-exist", 0, 1), (TOPIC, 1, 30)]
+    started = time.monotonic()
+    run = delete(lethe, tmp_path, kafka.bootstrap, offsets, "default.api.timeout.ms=1500")
+    elapsed = time.monotonic() - started
+    timeout = (
+        "error: org.apache.kafka.common.errors.TimeoutException: "
+        "Timed out waiting for a node assignment. Call: deleteRecords(api=METADATA)"
+    )
+    assert run.status == 0
+    assert run.lines == [
+        *HEADER,
+        f"partition: {TOPIC}-7\t{timeout}",
+        f"partition: golden-delrec-does-not-exist-0\t{timeout}",
+        f"partition: {TOPIC}-1\tlow_watermark: 30",
+    ]
+    assert 1.4 < elapsed < 10
+
+
+def test_an_unreachable_broker_times_out_every_partition(lethe: LetheRun, tmp_path: Path) -> None:
+    run = delete(lethe, tmp_path, UNREACHABLE, [(TOPIC, 0, 1)], "default.api.timeout.ms=500")
+    assert run.status == 0
+    assert run.lines == [
+        *HEADER,
+        f"partition: {TOPIC}-0\terror: org.apache.kafka.common.errors.TimeoutException: "
+        "Timed out waiting for a node assignment. Call: deleteRecords(api=METADATA)",
+    ]
+
+
+def test_sasl_plain_against_a_plaintext_listener_fails_every_partition_at_once(
+    lethe: LetheRun, tmp_path: Path, kafka: EmbeddedBroker
+) -> None:
+    """A PLAINTEXT listener answers SaslHandshake with ILLEGAL_SASL_STATE and no
+    mechanisms; Java's SaslClientAuthenticator turns that into this exception,
+    which is not retried."""
+    started = time.monotonic()
+    run = delete(
+        lethe,
+        tmp_path,
+        kafka.bootstrap,
+        [(TOPIC, 0, 19), (TOPIC, 1, 24)],
+        "security.protocol=SASL_PLAINTEXT",
+        "sasl.mechanism=PLAIN",
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="alice" password="alice-secret";',
+    )
+    error = (
+        "error: org.apache.kafka.common.errors.IllegalSaslStateException: "
+        "Unexpected handshake request with client mechanism PLAIN, enabled mechanisms are []"
+    )
+    assert run.status == 0
+    assert run.lines == [
+        *HEADER,
+        f"partition: {TOPIC}-0\t{error}",
+        f"partition: {TOPIC}-1\t{error}",
+    ]
+    assert time.monotonic() - started < 10
