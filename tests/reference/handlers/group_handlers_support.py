@@ -19,6 +19,7 @@ from typing import Any
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.envelope import decode_request, decode_response
+from lethe_formats.protocol.messages.find_coordinator import FindCoordinatorRequest
 from lethe_formats.protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from lethe_formats.protocol.messages.sync_group import (
     SyncGroupRequest,
@@ -96,6 +97,15 @@ def advance(broker: Broker, ms: int) -> list[str]:
     """Move the broker's clock and run what became due (as the server's timer does)."""
     clock(broker).advance(ms)
     return broker.run_due()
+
+
+def find(broker: Broker, version: int, keys: tuple[str, ...], key_type: int = 0) -> Any:
+    """FindCoordinator v0-3 for ``keys[0]``, v4+ for all ``keys``."""
+    if version < 4:
+        request = FindCoordinatorRequest(key=keys[0], key_type=key_type)
+    else:
+        request = FindCoordinatorRequest(key_type=key_type, coordinator_keys=keys)
+    return call(broker, ApiKey.FIND_COORDINATOR, version, request)
 
 
 # -- golden frames -------------------------------------------------------------------------

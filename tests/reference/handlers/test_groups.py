@@ -13,6 +13,7 @@ from group_handlers_support import (
     call,
     clock,
     exchanges,
+    find,
     join_request,
     new_broker,
     swap_strings,
@@ -86,14 +87,6 @@ def test_golden_consumer_exchange_gets_kafkas_answer(
 
 
 # -- FindCoordinator ------------------------------------------------------------------------
-
-
-def find(broker: Broker, version: int, keys: tuple[str, ...], key_type: int = 0) -> Any:
-    if version < 4:
-        request = FindCoordinatorRequest(key=keys[0], key_type=key_type)
-    else:
-        request = FindCoordinatorRequest(key_type=key_type, coordinator_keys=keys)
-    return call(broker, ApiKey.FIND_COORDINATOR, version, request)
 
 
 def test_first_group_lookup_creates_compacted_offsets_topic_and_is_retried(tmp_path: Path) -> None:
