@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
@@ -11,9 +13,10 @@ from confluent_kafka.admin import (
     OffsetSpec,
     ResourceType,
 )
-from interop_support import CLIENT_TIMEOUT_S, golden_produce_rounds
+from interop_support import CLIENT_TIMEOUT_S, Rec, golden_produce_rounds
 
 __all__ = [
+    "BASE_TS",
     "REQUEST",
     "TIMEOUT",
     "admin_client",
@@ -21,10 +24,13 @@ __all__ = [
     "delete_records",
     "describe",
     "list_offsets",
+    "produce",
     "produce_golden_rounds",
+    "sample",
 ]
 
 TIMEOUT = CLIENT_TIMEOUT_S
+BASE_TS = 1_700_000_000_000
 REQUEST = {"request_timeout": TIMEOUT}
 
 
@@ -111,4 +117,45 @@ def produce_golden_rounds(
                 on_delivery=delivered,
             )
         assert producer.flush(TIMEOUT) == 0
+    return reports
+
+
+def sample(count: int, start: int = 0) -> list[Rec]:
+    """Records with every field set: some null keys, headers, explicit timestamps."""
+    return [
+        Rec(
+            partition=0,
+            offset=start + i,
+            key=None if i % 4 == 3 else f"key-{start + i}".encode(),
+            value=f"value {start + i} \u00e9".encode(),
+            timestamp=BASE_TS + 1000 * (start + i),
+            headers=(("trace", f"t{start + i}".encode()), ("empty", b"")),
+        )
+        for i in range(count)
+    ]
+
+
+def produce(
+    bootstrap: str, name: str, records: list[Rec], **config: Any
+) -> list[tuple[int, int, int]]:
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "message.timeout.ms": int(TIMEOUT * 1000), **config}
+    )
+    reports: list[tuple[int, int, int]] = []
+
+    def delivered(error: KafkaError | None, message: Message) -> None:
+        assert error is None, error
+        reports.append((message.partition(), message.offset(), message.timestamp()[1]))
+
+    for record in records:
+        producer.produce(
+            name,
+            key=record.key,
+            value=record.value,
+            partition=record.partition,
+            timestamp=record.timestamp,
+            headers=list(record.headers),
+            on_delivery=delivered,
+        )
+    assert producer.flush(TIMEOUT) == 0
     return reports

@@ -133,3 +133,15 @@ def test_admin_delete_records(bootstrap: str, topic: str) -> None:
             await bounded(admin.close())
 
     asyncio.run(scenario())
+
+
+def test_produce_consume_commit_and_resume(bootstrap: str, topic: str) -> None:
+    async def scenario() -> None:
+        await create(bootstrap, topic)
+        first, second = records(4), records(3, start=4)
+        assert await produce(bootstrap, topic, first, acks=1) == [0, 1, 2, 3]
+        assert await consume(bootstrap, topic, f"{topic}-g", 4) == first
+        assert await produce(bootstrap, topic, second, enable_idempotence=True) == [4, 5, 6]
+        assert await consume(bootstrap, topic, f"{topic}-g", 3) == second
+
+    asyncio.run(scenario())

@@ -32,7 +32,7 @@ def admin(bootstrap: str) -> Iterator[AdminClient]:
     yield admin_client(bootstrap)
 
 
-@pytest.fixture(params=[False], ids=["plain"])
+@pytest.fixture(params=[False, True], ids=["plain", "idempotent"])
 def idempotent(request: pytest.FixtureRequest) -> bool:
     """Whether the golden rounds are produced idempotently (the golden producer was)."""
     return bool(request.param)

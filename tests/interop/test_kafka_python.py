@@ -8,11 +8,12 @@ consume / commit guarantees.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 from interop_support import CLIENT_TIMEOUT_S, Rec
-from kafka import KafkaProducer, TopicPartition
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient
 from kafka.errors import OffsetOutOfRangeError, PolicyViolationError
 
@@ -86,3 +87,66 @@ def test_admin_delete_records_low_watermark_and_errors(
     create(admin, compact, {"cleanup.policy": "compact"})
     with pytest.raises(PolicyViolationError):
         admin.delete_records({TopicPartition(compact, 0): 1}, timeout_ms=TIMEOUT_MS)
+
+
+def consume(consumer: KafkaConsumer, count: int) -> list[Rec]:
+    out: list[Rec] = []
+    deadline = time.monotonic() + CLIENT_TIMEOUT_S
+    while len(out) < count:
+        assert time.monotonic() < deadline, f"read {len(out)} of {count} records in time"
+        for batch in consumer.poll(timeout_ms=500).values():
+            out.extend(
+                Rec(m.partition, m.offset, m.key, m.value, m.timestamp, tuple(m.headers))
+                for m in batch
+            )
+    return out
+
+
+def group_consumer(bootstrap: str, group: str, topic: str) -> KafkaConsumer:
+    return KafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=500,
+        fetch_max_wait_ms=100,
+        request_timeout_ms=TIMEOUT_MS,
+    )
+
+
+def test_producers_acks_1_then_idempotent_get_offsets_0_to_5(
+    admin: KafkaAdminClient, bootstrap: str, topic: str
+) -> None:
+    create(admin, topic)
+    batch = records(6)
+    assert produce(bootstrap, topic, batch[:3], acks=1) == [0, 1, 2]
+    assert produce(bootstrap, topic, batch[3:], acks="all", enable_idempotence=True) == [3, 4, 5]
+
+
+def test_group_consumer_reads_back_and_resumes_after_commit(
+    admin: KafkaAdminClient, bootstrap: str, topic: str
+) -> None:
+    create(admin, topic)
+    group = f"{topic}-group"
+    first = records(6)
+    produce(bootstrap, topic, first, acks="all")
+    consumer = group_consumer(bootstrap, group, topic)
+    try:
+        assert consume(consumer, 6) == first
+        consumer.commit()
+        assert consumer.committed(TopicPartition(topic, 0)) == 6
+    finally:
+        consumer.close()
+
+    second = records(2, start=6)
+    produce(bootstrap, topic, second, acks=1)
+    restarted = group_consumer(bootstrap, group, topic)
+    try:
+        assert consume(restarted, 2) == second
+        tp = TopicPartition(topic, 0)
+        assert restarted.beginning_offsets([tp]) == {tp: 0}
+        assert restarted.end_offsets([tp]) == {tp: 8}
+    finally:
+        restarted.close()
