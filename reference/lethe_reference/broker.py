@@ -43,6 +43,7 @@ from lethe_formats.storage.kafka_uuid import KafkaUuid
 from lethe_formats.storage.meta_properties import MetaProperties
 
 from lethe_reference.clock import Clock, SystemClock
+from lethe_reference.cluster import group_runtime
 from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
 from lethe_reference.metadata import METADATA_FILE, TopicInfo, TopicRegistry, new_topic_id
 from lethe_reference.purgatory import Purgatory
@@ -139,6 +140,7 @@ class Broker:
             for partition in range(info.partitions):
                 self.log_manager.create_log(info.name, partition, topic_id=info.topic_id)
         self._schedule_periodic_tasks()
+        group_runtime.start(self)  # load __consumer_offsets, restart session timers
         self.started = True
         _log.info(
             "broker %d started: cluster %s, %d topics, log dir %s",
@@ -154,6 +156,7 @@ class Broker:
             return
         for purgatory in self.purgatories.all():
             purgatory.expire_all()
+        group_runtime.shutdown(self)  # parked joins/syncs get NOT_COORDINATOR, as on unload
         self.scheduler.clear()
         self.log_manager.shutdown()
         self.started = False

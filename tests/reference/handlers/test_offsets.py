@@ -28,7 +28,6 @@ from lethe_formats.protocol.messages.offset_fetch import (
 )
 from lethe_formats.records.scan import read_log
 from lethe_reference.broker import Broker
-from lethe_reference.cluster import group_runtime
 from lethe_reference.cluster.group import partition_for
 from lethe_reference.handlers import offsets
 
@@ -324,9 +323,8 @@ def test_startup_hook_restores_session_timers(tmp_path: Path) -> None:
     broker = ready(tmp_path)
     stable_member(broker)
     broker.shutdown()
-    again = new_broker(tmp_path, start_ms=broker.clock.now_ms())
-    group_runtime.start(again)  # what Broker.startup() calls
+    again = new_broker(tmp_path, start_ms=broker.clock.now_ms())  # Broker.startup() starts it
     advance(again, 10_000)  # the member's session timeout, with no request at all
     assert describe_members(again) == ("Empty", [])
-    group_runtime.shutdown(again)
+    again.shutdown()  # Broker.shutdown() unloads the groups
     assert again.group_coordinator is None
