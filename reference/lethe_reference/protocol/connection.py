@@ -25,8 +25,11 @@ Per frame, in Kafka's order (``SocketServer.processCompletedReceives``,
 
 Every ProtocolError means "close without answering": that is what a Kafka
 broker does with an ``InvalidRequestException`` from the network layer. It is
-logged (logger ``lethe_reference.protocol.connection``) and is never raised at
-the caller, so no client input can crash the broker.
+logged (logger ``lethe_reference.protocol.connection``, INFO) and is never raised at
+the caller, so no client input can crash the broker. The other two ways a
+client can go wrong are logged at INFO too: an ApiVersions request at a
+version this broker does not know (answered, see above), and a peer that
+closes its side in the middle of a frame (a plain disconnect, as in Kafka).
 
 Muting. After a RequestReceived the connection is ``IN_FLIGHT`` and
 :meth:`next_event` answers :data:`~.events.PAUSED` until the response is sent
@@ -162,9 +165,10 @@ class BrokerConnection:
         if not self._eof:
             return None
         if self._frames.buffered and self.state is ConnectionState.OPEN:
-            _log.debug(
-                "connection %d: peer closed with %d bytes of an incomplete frame",
+            _log.info(
+                "connection %d%s: peer closed with %d bytes of an incomplete frame",
                 self.connection_id,
+                self._from(),
                 self._frames.buffered,
             )
         self._machine.process(Input.PEER_CLOSED)
@@ -208,6 +212,13 @@ class BrokerConnection:
         spec = api(header.api_key)
         if header.api_version not in spec.versions:
             if header.api_key == ApiKey.API_VERSIONS:
+                _log.info(
+                    "connection %d%s: ApiVersions v%d is not supported; answering "
+                    "UNSUPPORTED_VERSION at v0",
+                    self.connection_id,
+                    self._from(),
+                    header.api_version,
+                )
                 return spec.request()  # unsupported ApiVersions: answered, not parsed
             return self._bad_input(
                 "unsupported-version",
@@ -229,13 +240,12 @@ class BrokerConnection:
     def _bad_input(self, kind: str, message: str, position: int | None) -> ProtocolError:
         self._machine.process(Input.BAD_INPUT)
         _log.info(
-            "closing connection %d%s: %s (%s)",
-            self.connection_id,
-            f" from {self.peer}" if self.peer else "",
-            message,
-            kind,
+            "closing connection %d%s: %s (%s)", self.connection_id, self._from(), message, kind
         )
         return ProtocolError(kind, message, position)
+
+    def _from(self) -> str:
+        return f" from {self.peer}" if self.peer else ""
 
     # --- sending ------------------------------------------------------------------------
 
