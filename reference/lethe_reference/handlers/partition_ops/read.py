@@ -17,7 +17,13 @@ Errors answer with HW, last stable offset and log start offset all -1 and no
 records (``createLogReadResult``); notably a fetch offset below the log start
 offset or above the LEO is OFFSET_OUT_OF_RANGE (1) with HW -1 and log start
 offset -1, as the golden delete-records case shows. An offset between the HW
-and the LEO reads nothing, without error.
+and the LEO reads nothing, without error. A negative byte limit (the
+request's ``max_bytes`` or a partition's ``partition_max_bytes``) is not
+clamped: Kafka passes it down and ``LogSegment.read`` throws
+IllegalArgumentException as soon as a segment is actually read, which
+``readFromLog`` logs and answers with UNKNOWN_SERVER_ERROR (-1) for that
+partition; an offset at or past the upper bound reads no segment, so it
+answers normally.
 
 ``aborted_transactions`` is null except for read_committed reads that did not
 fail, where it lists the aborted transactions the storage's transaction indexes
@@ -40,6 +46,7 @@ partition's ``max_bytes``, add up to ``min_bytes``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -65,6 +72,7 @@ if TYPE_CHECKING:
 __all__ = ["PartitionRead", "fetch_satisfied", "read_partition", "read_partitions"]
 
 TopicPartition = tuple[str, int]
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +134,7 @@ def read_partition(
         return PartitionRead(epoch_error)
     log = found
     hw, start, stable = log.high_watermark, log.log_start_offset, log.last_stable_offset
+    max_bytes = min(requested.max_bytes, limit)
     try:
         if requested.last_fetched_epoch != NO_EPOCH:
             diverging = _diverging(log, requested)
@@ -134,7 +143,7 @@ def read_partition(
         data = log_reads.read(
             log,
             requested.fetch_offset,
-            max(0, min(requested.max_bytes, limit)),
+            max_bytes,
             isolation=isolation,
             min_one_message=min_one_message,
         )
@@ -142,6 +151,11 @@ def read_partition(
         return PartitionRead(error_code_of(error))
     except OSError:
         return PartitionRead(ErrorCode.KAFKA_STORAGE_ERROR)
+    except ValueError as error:  # a negative max size (module docstring)
+        _log.error(
+            "Error processing fetch with max size %d on partition %s-%d: %s", max_bytes, *tp, error
+        )
+        return PartitionRead(ErrorCode.UNKNOWN_SERVER_ERROR)
     if data.first_entry_incomplete:
         return PartitionRead(ErrorCode.NONE, hw, stable, start)
     committed = isolation is FetchIsolation.TXN_COMMITTED
