@@ -74,7 +74,9 @@ class MembershipLogic(RebalanceLogic):
         error = self._precheck(request.group_id)
         timeout = request.session_timeout_ms
         cfg = self.config
-        if not error and not (
+        # GroupCoordinatorService.joinGroup checks the timeout before it routes the request
+        # to the group's partition: it wins over NOT_COORDINATOR, not over INVALID_GROUP_ID.
+        if error != codes.INVALID_GROUP_ID and not (
             cfg.group_min_session_timeout_ms <= timeout <= cfg.group_max_session_timeout_ms
         ):
             error = codes.INVALID_SESSION_TIMEOUT
