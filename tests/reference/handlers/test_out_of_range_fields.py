@@ -24,55 +24,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lethe_formats.protocol.messages.create_partitions import (
-    CreatePartitionsRequest,
-    CreatePartitionsResponse,
-    CreatePartitionsTopic,
-)
-from lethe_formats.protocol.messages.create_topics import (
-    CreatableTopic,
-    CreateTopicsRequest,
-    CreateTopicsResponse,
-)
-from lethe_formats.protocol.messages.delete_records import (
-    DeleteRecordsPartition,
-    DeleteRecordsRequest,
-    DeleteRecordsResponse,
-    DeleteRecordsTopic,
-)
-from lethe_formats.protocol.messages.fetch import (
-    FetchPartition,
-    FetchRequest,
-    FetchResponse,
-    FetchTopic,
-)
-from lethe_formats.protocol.messages.find_coordinator import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-)
-from lethe_formats.protocol.messages.join_group import (
-    JoinGroupRequest,
-    JoinGroupRequestProtocol,
-    JoinGroupResponse,
-)
-from lethe_formats.protocol.messages.list_offsets import (
-    ListOffsetsPartition,
-    ListOffsetsRequest,
-    ListOffsetsResponse,
-    ListOffsetsTopic,
-)
-from lethe_formats.protocol.messages.offset_commit import (
-    OffsetCommitRequest,
-    OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
-    OffsetCommitResponse,
-)
-from lethe_formats.protocol.messages.produce import (
-    PartitionProduceData,
-    ProduceRequest,
-    ProduceResponse,
-    TopicProduceData,
-)
+from lethe_formats.protocol.messages import create_partitions as cp
+from lethe_formats.protocol.messages import create_topics as ct
+from lethe_formats.protocol.messages import delete_records as dr
+from lethe_formats.protocol.messages import fetch as fm
+from lethe_formats.protocol.messages import find_coordinator as fc
+from lethe_formats.protocol.messages import join_group as jg
+from lethe_formats.protocol.messages import list_offsets as lo
+from lethe_formats.protocol.messages import offset_commit as oc
+from lethe_formats.protocol.messages import produce as pm
 from lethe_formats.records import RecordSpec, build_batch
 from lethe_reference.broker import Broker
 from lethe_reference.clock import ManualClock
@@ -103,9 +63,9 @@ def broker(tmp_path: Path) -> Broker:
     broker.create_topic(TOPIC, 2, {})
     client = LoopbackClient(broker)
     for partition, values in ((0, (b"a", b"b")), (1, (b"c",))):
-        data = (TopicProduceData(TOPIC, (PartitionProduceData(partition, batch(*values)),)),)
-        response = client.request(ProduceRequest(acks=-1, timeout_ms=1000, topic_data=data), 9)
-        assert isinstance(response, ProduceResponse)
+        data = (pm.TopicProduceData(TOPIC, (pm.PartitionProduceData(partition, batch(*values)),)),)
+        response = client.request(pm.ProduceRequest(acks=-1, timeout_ms=1000, topic_data=data), 9)
+        assert isinstance(response, pm.ProduceResponse)
         assert response.responses[0].partition_responses[0].error_code == 0
     return broker
 
@@ -152,9 +112,9 @@ def test_create_topics_counts_out_of_range(
     broker: Broker, untouched: None, version: int, case: tuple[int, int, int, str]
 ) -> None:
     partitions, factor, code, message = case
-    topic = CreatableTopic("fresh", partitions, factor, (), ())
-    response = ask(broker, CreateTopicsRequest((topic,)), version)
-    assert isinstance(response, CreateTopicsResponse)
+    topic = ct.CreatableTopic("fresh", partitions, factor, (), ())
+    response = ask(broker, ct.CreateTopicsRequest((topic,)), version)
+    assert isinstance(response, ct.CreateTopicsResponse)
     (result,) = response.topics
     assert (result.name, result.error_code, result.error_message) == ("fresh", code, message)
     assert "fresh" not in broker.metadata
@@ -183,8 +143,8 @@ def test_create_topics_counts_out_of_range(
 def test_create_topics_invalid_names(
     broker: Broker, untouched: None, name: str, reason: str
 ) -> None:
-    response = ask(broker, CreateTopicsRequest((CreatableTopic(name, 1, 1, (), ()),)), 7)
-    assert isinstance(response, CreateTopicsResponse)
+    response = ask(broker, ct.CreateTopicsRequest((ct.CreatableTopic(name, 1, 1, (), ()),)), 7)
+    assert isinstance(response, ct.CreateTopicsResponse)
     (result,) = response.topics
     assert (result.error_code, result.error_message) == (
         INVALID_TOPIC_EXCEPTION,
@@ -204,9 +164,11 @@ def test_create_topics_invalid_names(
 def test_create_partitions_never_shrinks(
     broker: Broker, untouched: None, count: int, message: str
 ) -> None:
-    request = CreatePartitionsRequest((CreatePartitionsTopic(TOPIC, count, None),), 1000, False)
+    request = cp.CreatePartitionsRequest(
+        (cp.CreatePartitionsTopic(TOPIC, count, None),), 1000, False
+    )
     response = ask(broker, request, 3)
-    assert isinstance(response, CreatePartitionsResponse)
+    assert isinstance(response, cp.CreatePartitionsResponse)
     (result,) = response.results
     assert (result.error_code, result.error_message) == (INVALID_PARTITIONS, message)
     assert broker.metadata.get(TOPIC).partitions == 2  # type: ignore[union-attr]
@@ -217,9 +179,9 @@ def test_create_partitions_never_shrinks(
 
 def produce(broker: Broker, partition: int, *, acks: int = -1) -> tuple[int, int, int]:
     """(error code, base offset, log start offset) of one Produce v9 of one batch."""
-    data = (TopicProduceData(TOPIC, (PartitionProduceData(partition, batch(b"new")),)),)
-    response = ask(broker, ProduceRequest(acks=acks, timeout_ms=1000, topic_data=data), 9)
-    assert isinstance(response, ProduceResponse)
+    data = (pm.TopicProduceData(TOPIC, (pm.PartitionProduceData(partition, batch(b"new")),)),)
+    response = ask(broker, pm.ProduceRequest(acks=acks, timeout_ms=1000, topic_data=data), 9)
+    assert isinstance(response, pm.ProduceResponse)
     (answer,) = response.responses[0].partition_responses
     assert answer.index == partition
     return answer.error_code, answer.base_offset, answer.log_start_offset
@@ -252,16 +214,16 @@ def fetch(
 ) -> dict[int, tuple[int, int, int, bytes]]:
     """partition -> (error, high watermark, log start offset, records) of a Fetch v12
     (sessionless, no wait) of ``{partition: fetch offset}``."""
-    topic = FetchTopic(
+    topic = fm.FetchTopic(
         topic=TOPIC,
         partitions=tuple(
-            FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=partition_max)
+            fm.FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=partition_max)
             for p, o in partitions.items()
         ),
     )
-    request = FetchRequest(max_wait_ms=0, min_bytes=1, max_bytes=max_bytes, topics=(topic,))
+    request = fm.FetchRequest(max_wait_ms=0, min_bytes=1, max_bytes=max_bytes, topics=(topic,))
     response = ask(broker, request, 12)
-    assert isinstance(response, FetchResponse)
+    assert isinstance(response, fm.FetchResponse)
     assert response.error_code == 0
     return {
         p.partition_index: (p.error_code, p.high_watermark, p.log_start_offset, p.records or b"")
@@ -332,9 +294,9 @@ def broker_bytes(broker: Broker, partition: int) -> bytes:
 def test_list_offsets_of_a_partition_the_topic_lacks(
     broker: Broker, untouched: None, partition: int
 ) -> None:
-    topic = ListOffsetsTopic(TOPIC, (ListOffsetsPartition(partition, -1, -2),))
-    response = ask(broker, ListOffsetsRequest(-1, 0, (topic,)), 7)
-    assert isinstance(response, ListOffsetsResponse)
+    topic = lo.ListOffsetsTopic(TOPIC, (lo.ListOffsetsPartition(partition, -1, -2),))
+    response = ask(broker, lo.ListOffsetsRequest(-1, 0, (topic,)), 7)
+    assert isinstance(response, lo.ListOffsetsResponse)
     (answer,) = response.topics[0].partitions
     assert (answer.partition_index, answer.error_code, answer.timestamp, answer.offset) == (
         partition,
@@ -356,9 +318,9 @@ def test_list_offsets_of_a_partition_the_topic_lacks(
 def test_delete_records_out_of_range(
     broker: Broker, untouched: None, partition: int, offset: int, code: int
 ) -> None:
-    topic = DeleteRecordsTopic(TOPIC, (DeleteRecordsPartition(partition, offset),))
-    response = ask(broker, DeleteRecordsRequest((topic,), 1000), 2)
-    assert isinstance(response, DeleteRecordsResponse)
+    topic = dr.DeleteRecordsTopic(TOPIC, (dr.DeleteRecordsPartition(partition, offset),))
+    response = ask(broker, dr.DeleteRecordsRequest((topic,), 1000), 2)
+    assert isinstance(response, dr.DeleteRecordsResponse)
     (answer,) = response.topics[0].partitions
     assert (answer.partition_index, answer.low_watermark, answer.error_code) == (
         partition,
@@ -375,12 +337,12 @@ def test_delete_records_out_of_range(
 def test_offset_commit_to_partitions_the_topic_lacks(
     broker: Broker, untouched: None, partitions: tuple[int, ...]
 ) -> None:
-    commits = tuple(OffsetCommitRequestPartition(p, 1, -1, "") for p in partitions)
-    request = OffsetCommitRequest(
-        "g", -1, "", None, topics=(OffsetCommitRequestTopic(TOPIC, commits),)
+    commits = tuple(oc.OffsetCommitRequestPartition(p, 1, -1, "") for p in partitions)
+    request = oc.OffsetCommitRequest(
+        "g", -1, "", None, topics=(oc.OffsetCommitRequestTopic(TOPIC, commits),)
     )
     response = ask(broker, request, 8)
-    assert isinstance(response, OffsetCommitResponse)
+    assert isinstance(response, oc.OffsetCommitResponse)
     assert [(p.partition_index, p.error_code) for p in response.topics[0].partitions] == [
         (p, UNKNOWN_TOPIC_OR_PARTITION) for p in partitions
     ]
@@ -390,21 +352,21 @@ def test_offset_commit_to_partitions_the_topic_lacks(
 
 def join(
     broker: Broker, session_timeout_ms: int, member_id: str = "", group: str = "g"
-) -> JoinGroupResponse:
-    protocol = JoinGroupRequestProtocol("range", b"\x00\x01")
-    request = JoinGroupRequest(
+) -> jg.JoinGroupResponse:
+    protocol = jg.JoinGroupRequestProtocol("range", b"\x00\x01")
+    request = jg.JoinGroupRequest(
         group, session_timeout_ms, 300_000, member_id, None, "consumer", (protocol,)
     )
     response = ask(broker, request, 7)
-    assert isinstance(response, JoinGroupResponse)
+    assert isinstance(response, jg.JoinGroupResponse)
     return response
 
 
 def coordinator_ready(broker: Broker) -> None:
     """FindCoordinator creates __consumer_offsets (first answer: not available yet)."""
     for _ in range(2):
-        found = ask(broker, FindCoordinatorRequest(key="g"), 3)
-        assert isinstance(found, FindCoordinatorResponse)
+        found = ask(broker, fc.FindCoordinatorRequest(key="g"), 3)
+        assert isinstance(found, fc.FindCoordinatorResponse)
     assert found.error_code == 0
 
 
