@@ -72,7 +72,7 @@ def _phases(result: dict[str, Any]) -> list[str]:
     lines = [
         "| phase | records | MB | s | records/s | MB/s | broker CPU busy | broker waiting for CPU "
         "| client CPU s | client waiting s "
-        "| p50 ms | p99 ms | p99.9 ms | max ms | ack p99 ms |",
+        "| p50 ms | p99 ms | p99.9 ms | max ms | librdkafka p99 ms |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, phase in result["phases"].items():
@@ -84,7 +84,7 @@ def _phases(result: dict[str, Any]) -> list[str]:
             f"{phase['client_cpu_seconds']:.2f} | {fmt(phase.get('client_waiting_seconds'))} | "
             f"{_ms(latency.get('p50'))} | {_ms(latency.get('p99'))} | "
             f"{_ms(latency.get('p99.9'))} | {_ms(latency.get('max'))} | "
-            f"{_ms(latency.get('ack_p99'))} |"
+            f"{_ms(latency.get('rdkafka_p99'))} |"
         )
     return [*lines, ""]
 

@@ -101,11 +101,11 @@ def test_render_adds_notes_and_keeps_the_figures(tiny_run: tuple[Path, dict[str,
 def test_latency_percentiles_are_nearest_rank(bench: dict[str, ModuleType]) -> None:
     run = bench["main"].clients.ProduceRun(100)
     run.latency_s = array("d", [ms / 1000 for ms in range(100, 0, -1)])
-    run.ack_latency_s = array("d", [0.001] * 100)
+    run.rdkafka_latency_s = array("d", [0.001] * 100)
     figures = bench["main"]._percentiles(run)
     assert (figures["p50"], figures["p99"], figures["max"]) == (0.05, 0.099, 0.1)
     assert figures["p99.9"] == 0.1
-    assert figures["ack_p99"] == 0.001
+    assert figures["rdkafka_p99"] == 0.001
 
 
 ROOT = "<module> (lethe:8);_pump (lethe_reference/server/app.py:136)"
