@@ -332,3 +332,19 @@ def test_indexed_kafka_facts_sections_are_sections_of_kafka_facts() -> None:
         for m in re.finditer(r"^#{2,3} ([0-9](?:\.[0-9]+)?)\.? (.+)$", text, re.MULTILINE)
     }
     assert entry["sections"] == found
+
+
+def test_every_area_code_in_use_is_documented_for_its_profile_in_the_readme() -> None:
+    readme = (CATALOG / "README.md").read_text(encoding="utf-8")
+    documented = {
+        m.group(1): set(re.findall(r"`([A-Z]{2,5})`", m.group(2)))
+        for m in re.finditer(r"^\| (kip[0-9]+) \| (`[A-Z].*)\|$", readme, re.MULTILINE)
+    }
+    undocumented = sorted(
+        {
+            f"{r['profile']}: {r['id'].split('-')[1]}"
+            for r in _requirements()
+            if r["id"].split("-")[1] not in documented.get(r["profile"], set())
+        }
+    )
+    assert undocumented == []
