@@ -16,8 +16,8 @@ by ID, so these tests pin what every consumer relies on:
   a case folder, ``lethe-readme`` sources a heading of the repository README, and
   ``related`` / ``replaced_by`` an issued ID;
 - ``sources.json`` matches the KIP texts and kafka-facts.md it indexes, checked against
-  the read-only shared copies (``LETHE_SHARED_DIR``, default ``/work/shared``) when this
-  machine has them.
+  the read-only shared copies (``LETHE_SHARED_DIR``, default ``../shared`` beside the
+  checkout) when this machine has them.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ ADOPTED = {"kip107": "0.11.0", "kip534": "3.1.0"}
 NEWEST_CHECKED_KAFKA = (4, 0, 0)
 ID_FORM = re.compile(r"^KIP(?P<kip>107|534|68|694|87)-(?P<area>[A-Z]{2,5})-(?P<n>[1-9][0-9]{0,2})$")
 KEYWORD = re.compile(r"\b(MUST|SHOULD|MAY)\b")
-SHARED = Path(os.environ.get("LETHE_SHARED_DIR", "/work/shared"))
+# The project's shared folder sits beside the checkout (CI clones it that way).
+SHARED = Path(os.environ.get("LETHE_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared"))
 
 Requirement = dict[str, Any]
 
