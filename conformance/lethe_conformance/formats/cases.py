@@ -32,8 +32,6 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
-
 __all__ = [
     "BINARY_KINDS",
     "KINDS",
@@ -111,7 +109,13 @@ class Case:
 
 
 @cache
-def _validator(schema_path: Path) -> Draft202012Validator:
+def _validator(schema_path: Path) -> Any:
+    """The case schema's validator (jsonschema is imported here, not at module load,
+    so an adapter process that only needs ``KINDS`` starts fast)."""
+    from jsonschema import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+        Draft202012Validator,
+    )
+
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
