@@ -28,6 +28,11 @@ from lethe_formats.protocol.messages.delete_records import (
     DeleteRecordsResponse,
     DeleteRecordsTopic,
 )
+from lethe_formats.protocol.messages.delete_topics import (
+    DeleteTopicsRequest,
+    DeleteTopicsResponse,
+    DeleteTopicState,
+)
 from lethe_formats.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
@@ -38,6 +43,10 @@ from lethe_formats.protocol.messages.fetch import (
     FetchRequest,
     FetchResponse,
     FetchTopic,
+)
+from lethe_formats.protocol.messages.find_coordinator import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
 )
 from lethe_formats.protocol.messages.incremental_alter_configs import (
     IncrementalAlterableConfig,
@@ -82,8 +91,10 @@ __all__ = [
     "RESOURCE_TOPIC",
     "create_topic",
     "delete_records",
+    "delete_topics",
     "describe_configs",
     "fetch",
+    "find_coordinator",
     "incremental_alter_configs",
     "list_offsets",
     "metadata",
@@ -98,6 +109,8 @@ RESOURCE_BROKER = 4
 OP_SET = 0
 OP_DELETE = 1
 _FETCH_TOPIC_IDS_FROM = 13
+_DELETE_TOPICS_STATES_FROM = 6
+_FIND_COORDINATOR_BATCH_FROM = 4
 _OFFSET_FETCH_GROUPS_FROM = 8
 #: (topic, partition, offset-ish value) rows used by several requests.
 PartitionValues = Sequence[tuple[str, int, int]]
@@ -119,6 +132,19 @@ def create_topic(
         configs=tuple(CreatableTopicConfig(k, v) for k, v in configs.items()),
     )
     return conn.call(CreateTopicsRequest((topic,), timeout_ms), CreateTopicsResponse)
+
+
+def delete_topics(
+    conn: KafkaConnection, names: Sequence[str], *, timeout_ms: int = 30_000
+) -> DeleteTopicsResponse:
+    chosen = conn.version_for(ApiKey.DELETE_TOPICS)
+    if chosen >= _DELETE_TOPICS_STATES_FROM:
+        request = DeleteTopicsRequest(
+            topics=tuple(DeleteTopicState(name=n) for n in names), timeout_ms=timeout_ms
+        )
+    else:
+        request = DeleteTopicsRequest(topic_names=tuple(names), timeout_ms=timeout_ms)
+    return conn.call(request, DeleteTopicsResponse, version=chosen, timeout=_wait(timeout_ms))
 
 
 def metadata(conn: KafkaConnection, topics: Sequence[str] | None) -> MetadataResponse:
@@ -209,6 +235,18 @@ def fetch(
         topics=(FetchTopic(topic=topic, topic_id=ident, partitions=(part,)),),
     )
     return conn.call(request, FetchResponse, version=chosen, timeout=_wait(max_wait_ms))
+
+
+def find_coordinator(conn: KafkaConnection, group: str) -> tuple[int, int]:
+    """(error code, coordinator node id) of a group, at the negotiated version."""
+    chosen = conn.version_for(ApiKey.FIND_COORDINATOR)
+    if chosen >= _FIND_COORDINATOR_BATCH_FROM:
+        request = FindCoordinatorRequest(coordinator_keys=(group,))
+        response = conn.call(request, FindCoordinatorResponse, version=chosen)
+        found = [c for c in response.coordinators if c.key == group]
+        return (found[0].error_code, found[0].node_id) if found else (-1, -1)
+    response = conn.call(FindCoordinatorRequest(key=group), FindCoordinatorResponse, version=chosen)
+    return response.error_code, response.node_id
 
 
 def offset_commit(

@@ -1,0 +1,186 @@
+"""Reading scenario files: JSON, the schema, then the rules a schema cannot state.
+
+Theory of operation
+-------------------
+A broken scenario must stop the run with a message that says where, never
+become a silent skip or a misleading FAIL of the target. Loading a file goes
+through four gates, each raising :class:`~lethe_conformance.scenarios.model.ScenarioError`
+with the file and a location:
+
+1. JSON syntax: the line and column of the error;
+2. the schema (``fixtures/schema/scenario.schema.json``, draft 2020-12), with
+   ``jsonschema``: the JSON path of the most relevant error, e.g.
+   ``$.steps[3].expect.partitions[0].low_watermark``;
+3. cross-field rules: ``id`` equals the file name; step ``requirements`` are a
+   subset of the scenario's; every capability an op needs is in ``requires``
+   (also inside ``wait.until``); error names are Kafka's; replayed topics are
+   declared in setup and the fixture folders exist;
+4. with a requirement catalog: every requirement ID exists in it (the message
+   names the scenario and the ID).
+
+:func:`load_scenarios` also refuses two files with the same ``id``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unused-ignore]
+from lethe_formats.fixtures import fixtures_root
+from lethe_formats.protocol.error_codes import ErrorCode
+
+from lethe_conformance.scenarios.model import CAPABILITY_OF_OP, Scenario, ScenarioError
+
+__all__ = [
+    "known_requirement_ids",
+    "load_scenario",
+    "load_scenarios",
+    "scenario_files",
+    "scenarios_root",
+]
+
+
+def scenarios_root() -> Path:
+    return fixtures_root() / "scenarios"
+
+
+@cache
+def _validator() -> Any:
+    schema = json.loads((fixtures_root() / "schema" / "scenario.schema.json").read_text())
+    return Draft202012Validator(schema)
+
+
+def scenario_files(root: Path | None = None) -> list[Path]:
+    """Every ``*.json`` under ``root`` (default: fixtures/scenarios), sorted."""
+    return sorted((root or scenarios_root()).rglob("*.json"))
+
+
+def known_requirement_ids(root: Path | None = None) -> frozenset[str]:
+    """Every requirement ID in the catalog files (fixtures/requirements/*.json)."""
+    folder = root or fixtures_root() / "requirements"
+    ids: set[str] = set()
+    for path in sorted(folder.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and isinstance(data.get("requirements"), list):
+            ids.update(r["id"] for r in data["requirements"] if isinstance(r, dict) and "id" in r)
+    return frozenset(ids)
+
+
+def load_scenarios(
+    paths: Iterable[Path] | None = None, *, known_requirements: frozenset[str] | None = None
+) -> list[Scenario]:
+    """Load and check every file (default: all of fixtures/scenarios); ids must be unique."""
+    scenarios: list[Scenario] = []
+    seen: dict[str, str] = {}
+    for path in scenario_files() if paths is None else paths:
+        scenario = load_scenario(path, known_requirements=known_requirements)
+        if scenario.id in seen:
+            raise ScenarioError(
+                str(path), "$.id", f"id {scenario.id!r} is also used by {seen[scenario.id]}"
+            )
+        seen[scenario.id] = str(path)
+        scenarios.append(scenario)
+    return scenarios
+
+
+def load_scenario(path: Path, *, known_requirements: frozenset[str] | None = None) -> Scenario:
+    """One scenario file through all four gates (see the module docstring)."""
+    source = str(path)
+    data = _parse(path)
+    error = best_match(_validator().iter_errors(data))
+    if error is not None:
+        raise ScenarioError(source, error.json_path, error.message)
+    _check_rules(data, path)
+    if known_requirements is not None:
+        _check_known(data, source, known_requirements)
+    return Scenario.from_json(data, source)
+
+
+def _parse(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScenarioError(str(path), "", f"cannot read: {error}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno} column {error.colno}"
+        raise ScenarioError(str(path), where, f"invalid JSON: {error.msg}") from None
+
+
+def _check_rules(data: Mapping[str, Any], path: Path) -> None:
+    source = str(path)
+    if data["id"] != path.stem:
+        raise ScenarioError(source, "$.id", f"id {data['id']!r} differs from the file name")
+    covered = set(data["requirements"])
+    requires = set(data["requires"])
+    for index, step in enumerate(data["steps"]):
+        where = f"$.steps[{index}]"
+        extra = set(step.get("requirements", ())) - covered
+        if extra:
+            raise ScenarioError(
+                source,
+                f"{where}.requirements",
+                f"{sorted(extra)} not in the scenario's requirements",
+            )
+        for op in _ops(step):
+            needed = CAPABILITY_OF_OP.get(op)
+            if needed is not None and needed not in requires:
+                raise ScenarioError(source, where, f"op {op!r} needs {needed!r} in $.requires")
+        if step["op"] == "produce" and "replay" in step:
+            _check_fixture(step["replay"], source, f"{where}.replay")
+    for json_path, name in _error_names(data, "$"):
+        if name not in ErrorCode.__members__:
+            raise ScenarioError(source, json_path, f"unknown Kafka error name {name!r}")
+    _check_setup(data["setup"], source)
+
+
+def _check_setup(setup: Mapping[str, Any], source: str) -> None:
+    topics = {t["name"]: t["partitions"] for t in setup["topics"]}
+    for index, replay in enumerate(setup.get("replay", ())):
+        where = f"$.setup.replay[{index}]"
+        if replay["topic"] not in topics:
+            raise ScenarioError(
+                source, f"{where}.topic", f"{replay['topic']!r} is not a setup topic"
+            )
+        _check_fixture(replay, source, where)
+
+
+def _check_fixture(replay: Mapping[str, Any], source: str, where: str) -> None:
+    folder = fixtures_root() / replay["log"] / replay["partition_dir"]
+    if not folder.is_dir():
+        raise ScenarioError(source, where, f"fixture folder {folder} does not exist")
+
+
+def _check_known(data: Mapping[str, Any], source: str, known: frozenset[str]) -> None:
+    for index, requirement in enumerate(data["requirements"]):
+        if requirement not in known:
+            raise ScenarioError(
+                source,
+                f"$.requirements[{index}]",
+                f"scenario {data['id']!r} names unknown requirement ID {requirement!r}",
+            )
+
+
+def _ops(step: Mapping[str, Any]) -> Iterator[str]:
+    yield step["op"]
+    if step["op"] == "wait":
+        yield from _ops(step["until"])
+
+
+def _error_names(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(JSON path, name) of every error given by name, anywhere in the document."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "error" and isinstance(item, str):
+                yield f"{path}.{key}", item
+            else:
+                yield from _error_names(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _error_names(item, f"{path}[{index}]")

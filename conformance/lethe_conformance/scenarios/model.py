@@ -1,0 +1,154 @@
+"""Scenarios as typed values, built from files the schema has already accepted.
+
+A scenario file (fixtures/scenarios/<profile>/<id>.json, format in
+fixtures/scenarios/README.md) becomes a frozen :class:`Scenario`. The parts
+every step shares (setup, requirements, capabilities) are typed fields; a
+step keeps its validated JSON object (``Step.data``) because each op reads its
+own fields, and ``Step.path`` is its JSON path, so a mismatch can point at the
+exact expectation in the file.
+
+Helpers here convert the fixture encodings: int64 decimal strings
+(:func:`int64`), bytes as ``null`` / UTF-8 string / ``{"hex": ...}``
+(:func:`to_bytes`), and error names or codes (:func:`error_code`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lethe_formats.protocol.error_codes import ErrorCode
+
+__all__ = [
+    "CAPABILITY_OF_OP",
+    "ReplaySpec",
+    "Scenario",
+    "ScenarioError",
+    "Step",
+    "TopicSpec",
+    "error_code",
+    "int64",
+    "to_bytes",
+]
+
+#: Ops that need a capability, and which one (the loader checks ``requires``).
+CAPABILITY_OF_OP: Mapping[str, str] = {
+    "advance_time": "clock-control",
+    "restart": "restart",
+    "trigger_cleaning": "trigger-cleaning",
+    "check_files": "log-dir",
+}
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot be run as written; names the file and the JSON path."""
+
+    def __init__(self, source: str, path: str, message: str) -> None:
+        super().__init__(f"{source}: {path}: {message}" if path else f"{source}: {message}")
+        self.source = source
+        self.path = path
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    symbol: str
+    partitions: int
+    configs: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySpec:
+    """Batches of a fixture partition folder to produce (``first``/``count`` slice them)."""
+
+    log: str
+    partition_dir: str
+    first: int = 0
+    count: int | None = None
+    topic: str | None = None
+    partition: int | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ReplaySpec:
+        return cls(
+            data["log"],
+            data["partition_dir"],
+            data.get("first", 0),
+            data.get("count"),
+            data.get("topic"),
+            data.get("partition"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    index: int
+    op: str
+    data: Mapping[str, Any]
+    requirements: frozenset[str]
+
+    @property
+    def path(self) -> str:
+        return f"steps[{self.index}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    id: str
+    description: str
+    source: str
+    requirements: tuple[str, ...]
+    profile: str
+    requires: frozenset[str]
+    topics: tuple[TopicSpec, ...]
+    absent_topics: tuple[str, ...]
+    replay: tuple[ReplaySpec, ...]
+    steps: tuple[Step, ...]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], source: str | Path) -> Scenario:
+        setup = data["setup"]
+        return cls(
+            id=data["id"],
+            description=data["description"],
+            source=str(source),
+            requirements=tuple(data["requirements"]),
+            profile=data["profile"],
+            requires=frozenset(data["requires"]),
+            topics=tuple(
+                TopicSpec(t["name"], t["partitions"], dict(t.get("configs", {})))
+                for t in setup["topics"]
+            ),
+            absent_topics=tuple(setup.get("absent_topics", ())),
+            replay=tuple(ReplaySpec.from_json(r) for r in setup.get("replay", ())),
+            steps=tuple(
+                Step(i, s["op"], s, frozenset(s.get("requirements", ())))
+                for i, s in enumerate(data["steps"])
+            ),
+        )
+
+
+def int64(text: str) -> int:
+    """A fixture int64 (a decimal string; the schema checked its form)."""
+    return int(text)
+
+
+def to_bytes(value: str | Mapping[str, str] | None) -> bytes | None:
+    """``null`` -> None, a string -> its UTF-8 bytes, ``{"hex": ...}`` -> those bytes."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return bytes.fromhex(value["hex"])
+
+
+def error_code(value: str | int) -> int:
+    """An error given by Kafka's name (``OFFSET_OUT_OF_RANGE``) or its number.
+
+    An unknown name is a scenario mistake: KeyError, which the loader reports.
+    """
+    if isinstance(value, int):
+        return value
+    return int(ErrorCode[value])

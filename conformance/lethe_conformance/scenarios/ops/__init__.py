@@ -1,0 +1,16 @@
+"""Scenario ops, one function each, registered by name in ``registry.OPS``.
+
+``messages``    produce, delete_records, list_offsets, fetch, commit_offsets,
+                fetch_offsets, alter_configs, describe_configs
+``files``       check_files (log-dir targets)
+``control``     advance_time, wait, restart, trigger_cleaning
+``partitions``  the per-partition judging the multi-partition ops share
+
+Importing this package registers every op.
+"""
+
+from lethe_conformance.scenarios.ops import control, files, messages
+from lethe_conformance.scenarios.ops.control import WaitExpiredError
+from lethe_conformance.scenarios.ops.registry import OPS, Op
+
+__all__ = ["OPS", "Op", "WaitExpiredError", "control", "files", "messages"]

@@ -1,0 +1,249 @@
+"""Run scenarios against a target and grade them: the API the CLI and plugin wrap.
+
+Theory of operation
+-------------------
+::
+
+    run_scenarios(target, scenarios, select=...)        -> list[ScenarioResult]
+      for each selected scenario:
+        profile offered?          no  -> UNSUPPORTED      (target.profiles(), discovered)
+        capabilities present?     no  -> NOT_APPLICABLE   (scenario.requires)
+        setup: create topics (unique names), wait for leaders, replay fixture batches
+        steps in order, stop at the first that does not pass:
+          mismatches                         -> FAIL (expected vs actual, JSON path)
+          UnsupportedApiError                -> UNSUPPORTED
+          CapabilityMissingError             -> NOT_APPLICABLE
+          WaitExpiredError                   -> INCONCLUSIVE (wall clock) / FAIL (virtual)
+          unreachable, nonsense, control,
+          malformed step, anything else      -> ERROR
+        delete the scenario's topics (best effort)
+
+    requirement_results(results)  (outcomes.py)          -> worst outcome per requirement
+
+A runner never raises for something a target did: every scenario yields a
+result, so a report is complete even when the target dies halfway (the rest
+are ERROR, each saying why). Only programming errors in the caller (a bad
+argument) raise.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from lethe_formats.errors import FormatError
+from lethe_formats.protocol.error_codes import ErrorCode, error_name
+
+from lethe_conformance.client import calls
+from lethe_conformance.client.errors import ClientError, UnsupportedApiError
+from lethe_conformance.outcomes import Outcome, ScenarioResult, StepResult
+from lethe_conformance.scenarios.context import RunContext
+from lethe_conformance.scenarios.model import Scenario, ScenarioError, Step
+from lethe_conformance.scenarios.ops import OPS, WaitExpiredError
+from lethe_conformance.scenarios.ops.messages import replay_entries
+from lethe_conformance.targets.base import CapabilityMissingError, ControlError, Target
+
+__all__ = ["Selection", "SetupError", "run_scenario", "run_scenarios"]
+
+_LEADER_WAIT_S = 30.0
+_LEADER_POLL_S = 0.1
+
+
+class SetupError(Exception):
+    """The target refused the scenario's setup (graded ERROR: nothing was judged)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which scenarios to run; None means no restriction on that axis.
+
+    ``requirements`` keeps a scenario covering at least one of the IDs (the
+    CLI turns catalog tags, KIP sections and Kafka versions into IDs).
+    """
+
+    profiles: frozenset[str] | None = None
+    requirements: frozenset[str] | None = None
+    scenarios: frozenset[str] | None = None
+
+    def matches(self, scenario: Scenario) -> bool:
+        if self.profiles is not None and scenario.profile not in self.profiles:
+            return False
+        if self.scenarios is not None and scenario.id not in self.scenarios:
+            return False
+        return self.requirements is None or bool(
+            self.requirements.intersection(scenario.requirements)
+        )
+
+
+def run_scenarios(
+    target: Target,
+    scenarios: Iterable[Scenario],
+    *,
+    select: Selection | None = None,
+    cleanup: bool = True,
+) -> list[ScenarioResult]:
+    """Every selected scenario's result, in the given order."""
+    chosen = [s for s in scenarios if select is None or select.matches(s)]
+    return [run_scenario(target, scenario, cleanup=cleanup) for scenario in chosen]
+
+
+def run_scenario(
+    target: Target, scenario: Scenario, *, cleanup: bool = True, token: str | None = None
+) -> ScenarioResult:
+    """Run one scenario; see the module docstring for the grading."""
+    started = time.monotonic()
+    gate = _gate(target, scenario)
+    if gate is not None:
+        outcome, detail = gate
+        return _result(scenario, outcome, detail, (), started)
+    ctx = RunContext(target, scenario, token)
+    steps: list[StepResult] = []
+    try:
+        setup = _guarded(ctx, -1, "setup", _setup)
+        if setup.outcome is not Outcome.PASS:
+            return _result(scenario, setup.outcome, f"setup: {setup.detail}", (setup,), started)
+        for step in scenario.steps:
+            result = _guarded(ctx, step.index, step.op, _run_step, step)
+            steps.append(result)
+            if result.outcome is not Outcome.PASS:
+                break
+    finally:
+        if cleanup:
+            _cleanup(ctx)
+        ctx.close()
+    last = steps[-1]
+    detail = "" if last.outcome is Outcome.PASS else f"steps[{last.index}] {last.op}: {last.detail}"
+    return _result(scenario, last.outcome, detail, tuple(steps), started)
+
+
+def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
+    """UNSUPPORTED / NOT_APPLICABLE / ERROR before anything runs, else None."""
+    try:
+        offered = target.profiles()
+    except (ClientError, FormatError) as error:
+        return Outcome.ERROR, f"cannot discover the target's profiles: {error}"
+    if scenario.profile not in offered:
+        return (
+            Outcome.UNSUPPORTED,
+            f"target {target.name} does not offer profile {scenario.profile}",
+        )
+    missing = scenario.requires - target.capabilities.names()
+    if missing:
+        return Outcome.NOT_APPLICABLE, f"target {target.name} lacks {', '.join(sorted(missing))}"
+    return None
+
+
+def _run_step(ctx: RunContext, step: Step) -> StepResult:
+    mismatches = OPS[step.op](ctx, step.data, f"$.{step.path}")
+    if mismatches:
+        return StepResult(step.index, step.op, Outcome.FAIL, str(mismatches[0]), tuple(mismatches))
+    return StepResult(step.index, step.op, Outcome.PASS)
+
+
+def _guarded(
+    ctx: RunContext,
+    index: int,
+    op: str,
+    run: Callable[..., StepResult | None],
+    *args: Step,
+) -> StepResult:
+    """Run ``run(ctx, *args)`` and turn what it raises into a graded StepResult."""
+    try:
+        result = run(ctx, *args)
+    except UnsupportedApiError as error:
+        return StepResult(index, op, Outcome.UNSUPPORTED, str(error))
+    except CapabilityMissingError as error:
+        return StepResult(index, op, Outcome.NOT_APPLICABLE, str(error))
+    except WaitExpiredError as error:
+        outcome = Outcome.FAIL if error.virtual else Outcome.INCONCLUSIVE
+        return StepResult(index, op, outcome, str(error), tuple(error.mismatches))
+    except (ClientError, ControlError, SetupError, ScenarioError) as error:
+        ctx.drop_connection()
+        return StepResult(index, op, Outcome.ERROR, str(error))
+    except Exception as error:  # never let one scenario end the run
+        ctx.drop_connection()
+        return StepResult(index, op, Outcome.ERROR, f"{type(error).__name__}: {error}")
+    if isinstance(result, StepResult):
+        return result
+    return StepResult(index, op, Outcome.PASS)
+
+
+def _setup(ctx: RunContext) -> None:
+    conn = ctx.conn()
+    for topic in ctx.scenario.topics:
+        name = ctx.topic(topic.symbol)
+        answer = calls.create_topic(conn, name, topic.partitions, topic.configs).topics
+        code = answer[0].error_code if answer else ErrorCode.UNKNOWN_SERVER_ERROR
+        if code != ErrorCode.NONE:
+            message = answer[0].error_message if answer else "no result"
+            raise SetupError(f"CreateTopics {topic.symbol}: {error_name(code)}: {message}")
+    _wait_for_leaders(ctx)
+    for index, spec in enumerate(ctx.scenario.replay):
+        assert spec.topic is not None and spec.partition is not None
+        for number, payload in enumerate(replay_entries(spec)):
+            response = calls.produce(conn, ctx.topic(spec.topic), spec.partition, payload)
+            code = response.responses[0].partition_responses[0].error_code
+            if code != ErrorCode.NONE:
+                raise SetupError(f"replay[{index}] batch {number}: {error_name(code)}")
+
+
+def _wait_for_leaders(ctx: RunContext) -> None:
+    """Kafka creates partitions asynchronously: wait until each has a leader."""
+    names = [ctx.topic(t.symbol) for t in ctx.scenario.topics]
+    if not names:
+        return
+    deadline = time.monotonic() + _LEADER_WAIT_S
+    while True:
+        topics = calls.metadata(ctx.conn(), names).topics
+        ready = {
+            t.name
+            for t in topics
+            if t.error_code == ErrorCode.NONE
+            and t.partitions
+            and all(p.leader_id >= 0 for p in t.partitions)
+        }
+        if ready >= set(names):
+            return
+        if time.monotonic() >= deadline:
+            raise SetupError(
+                f"topics without leaders after {_LEADER_WAIT_S} s: {sorted(set(names) - ready)}"
+            )
+        time.sleep(_LEADER_POLL_S)
+
+
+def _cleanup(ctx: RunContext) -> None:
+    names = [ctx.topic(t.symbol) for t in ctx.scenario.topics]
+    if not names:
+        return
+    try:
+        calls.delete_topics(ctx.conn(), names)
+    except Exception:  # best effort: the result is already decided
+        ctx.drop_connection()
+
+
+def _result(
+    scenario: Scenario, outcome: Outcome, detail: str, steps: Sequence[StepResult], started: float
+) -> ScenarioResult:
+    return ScenarioResult(
+        scenario_id=scenario.id,
+        source=scenario.source,
+        profile=scenario.profile,
+        outcome=outcome,
+        detail=detail,
+        requirements=_requirement_outcomes(scenario, outcome, steps),
+        steps=tuple(steps),
+        duration_s=time.monotonic() - started,
+    )
+
+
+def _requirement_outcomes(
+    scenario: Scenario, outcome: Outcome, steps: Sequence[StepResult]
+) -> dict[str, Outcome]:
+    """A requirement tied to steps that all passed passes; any other takes ``outcome``."""
+    passed = {s.index for s in steps if s.outcome is Outcome.PASS}
+    out: dict[str, Outcome] = {}
+    for requirement in scenario.requirements:
+        tied = [s.index for s in scenario.steps if requirement in s.requirements]
+        out[requirement] = Outcome.PASS if tied and set(tied) <= passed else outcome
+    return out

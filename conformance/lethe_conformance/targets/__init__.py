@@ -1,0 +1,39 @@
+"""Targets: brokers under test, with declared capabilities and discovered profiles.
+
+``base``       the :class:`Target` protocol, :class:`Capabilities`, capability names
+``embedded``   :class:`EmbeddedTarget`: the reference broker in-process, virtual clock
+``bootstrap``  :class:`BootstrapTarget`: any broker by ``host:port``, optional log dir,
+               SASL/PLAIN and control hook
+``profiles``   which profiles a target offers (ApiVersions, DescribeConfigs)
+
+``EmbeddedTarget`` is imported from its module, not from here, so that using a
+bootstrap target never imports the reference broker.
+"""
+
+from lethe_conformance.targets.base import (
+    ALL_CAPABILITIES,
+    CLOCK_CONTROL,
+    LOG_DIR,
+    RESTART,
+    TRIGGER_CLEANING,
+    Capabilities,
+    CapabilityMissingError,
+    ControlError,
+    Target,
+)
+from lethe_conformance.targets.bootstrap import BootstrapTarget, ControlHook, parse_bootstrap
+
+__all__ = [
+    "ALL_CAPABILITIES",
+    "CLOCK_CONTROL",
+    "LOG_DIR",
+    "RESTART",
+    "TRIGGER_CLEANING",
+    "BootstrapTarget",
+    "Capabilities",
+    "CapabilityMissingError",
+    "ControlError",
+    "ControlHook",
+    "Target",
+    "parse_bootstrap",
+]

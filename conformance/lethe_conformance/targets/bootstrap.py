@@ -1,0 +1,188 @@
+"""Any broker by bootstrap address, with optional log dir, SASL and control hook.
+
+Theory of operation
+-------------------
+:class:`BootstrapTarget` knows only ``host:port``. What else it can do is what
+the user grants it:
+
+* ``log_dir``: a path where the runner can read the broker's log directory
+  (a local broker, a mounted volume); without it, on-disk checks are not
+  applicable;
+* ``sasl``: SASL/PLAIN credentials for a ``SASL_PLAINTEXT`` listener;
+* ``control``: a :class:`ControlHook`, a command the runner calls to act on
+  the broker. Without one the target runs on the wall clock, cannot be
+  restarted, and the runner waits for time-based behaviour with bounded
+  polling (so such scenarios configure small retention values).
+
+The control hook contract (``--lethe-control CMD``): the runner runs ``CMD``
+(split like a shell would, no shell involved) with one action appended::
+
+    CMD advance-time MS      move the broker's clock MS milliseconds forward and
+                             return once the work that became due has run
+    CMD trigger-cleaning     run the log cleaner now and return when it finished
+    CMD restart              stop the broker cleanly, start it on the same log dir
+                             and port; the runner then waits until it answers
+
+Exit status 0 means done; anything else is an ERROR of the scenario, reported
+with the command's stderr. A hook that cannot do some action is declared with
+``actions`` (the default is all three), so the runner never calls it for that
+action and reports the scenarios needing it as not applicable. Every call is
+bounded by ``timeout_s``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lethe_conformance.client.connection import (
+    DEFAULT_REQUEST_TIMEOUT,
+    KafkaConnection,
+    PlainCredentials,
+)
+from lethe_conformance.client.errors import TargetUnreachableError
+from lethe_conformance.targets.base import (
+    CLOCK_CONTROL,
+    RESTART,
+    TRIGGER_CLEANING,
+    Capabilities,
+    CapabilityMissingError,
+    ControlError,
+)
+from lethe_conformance.targets.profiles import discover_profiles
+
+__all__ = ["ADVANCE_TIME", "BootstrapTarget", "ControlHook", "parse_bootstrap"]
+
+ADVANCE_TIME = "advance-time"
+RESTART_ACTION = "restart"
+TRIGGER_CLEANING_ACTION = "trigger-cleaning"
+HOOK_ACTIONS = frozenset({ADVANCE_TIME, RESTART_ACTION, TRIGGER_CLEANING_ACTION})
+_RECONNECT_POLL_S = 0.2
+
+
+def parse_bootstrap(address: str) -> tuple[str, int]:
+    """``host:port`` (IPv6 as ``[::1]:9092``) -> (host, port); ValueError names the input."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"bootstrap address {address!r} is not HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+@dataclass(frozen=True, slots=True)
+class ControlHook:
+    """The command the runner calls to act on the broker (see the module docstring)."""
+
+    command: tuple[str, ...]
+    actions: frozenset[str] = HOOK_ACTIONS
+    timeout_s: float = 120.0
+
+    @classmethod
+    def parse(
+        cls, command: str | Sequence[str], actions: frozenset[str] | None = None
+    ) -> ControlHook:
+        argv = tuple(shlex.split(command) if isinstance(command, str) else command)
+        if not argv:
+            raise ValueError("the control hook command is empty")
+        unknown = (actions or HOOK_ACTIONS) - HOOK_ACTIONS
+        if unknown:
+            raise ValueError(f"unknown control hook actions {sorted(unknown)}")
+        return cls(argv, actions if actions is not None else HOOK_ACTIONS)
+
+    def run(self, *args: str) -> None:
+        """Run ``command + args``; ControlError on a non-zero exit or a timeout."""
+        argv = [*self.command, *args]
+        try:
+            done = subprocess.run(
+                argv, capture_output=True, text=True, timeout=self.timeout_s, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise ControlError(f"control hook {shlex.join(argv)} failed: {error}") from None
+        if done.returncode != 0:
+            raise ControlError(
+                f"control hook {shlex.join(argv)} exited {done.returncode}: "
+                f"{done.stderr.strip() or done.stdout.strip()}"
+            )
+
+
+class BootstrapTarget:
+    """A broker reached through ``host:port``; see the module docstring."""
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        log_dir: str | Path | None = None,
+        sasl: PlainCredentials | None = None,
+        control: ControlHook | None = None,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        restart_timeout_s: float = 120.0,
+    ) -> None:
+        self._host, self._port = parse_bootstrap(address)
+        self._log_dir = None if log_dir is None else Path(log_dir)
+        self._sasl = sasl
+        self._control = control
+        self._request_timeout = request_timeout
+        self._restart_timeout_s = restart_timeout_s
+        self._profiles: frozenset[str] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self._host}:{self._port}"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        actions = self._control.actions if self._control is not None else frozenset()
+        return Capabilities(
+            clock="virtual" if ADVANCE_TIME in actions else "wall",
+            log_dir=self._log_dir,
+            restart=RESTART_ACTION in actions,
+            trigger_cleaning=TRIGGER_CLEANING_ACTION in actions,
+            sasl=self._sasl is not None,
+        )
+
+    def connect(self) -> KafkaConnection:
+        return KafkaConnection.open(
+            self._host, self._port, request_timeout=self._request_timeout, sasl=self._sasl
+        )
+
+    def profiles(self) -> frozenset[str]:
+        if self._profiles is None:
+            with self.connect() as conn:
+                self._profiles = discover_profiles(conn)
+        return self._profiles
+
+    def advance_time(self, ms: int) -> None:
+        self._hook(ADVANCE_TIME, CLOCK_CONTROL).run(ADVANCE_TIME, str(ms))
+
+    def trigger_cleaning(self) -> None:
+        self._hook(TRIGGER_CLEANING_ACTION, TRIGGER_CLEANING).run(TRIGGER_CLEANING_ACTION)
+
+    def restart(self) -> None:
+        self._hook(RESTART_ACTION, RESTART).run(RESTART_ACTION)
+        self._wait_until_serving()
+
+    def close(self) -> None:
+        """Nothing to release: the broker is not ours."""
+
+    def _hook(self, action: str, capability: str) -> ControlHook:
+        if self._control is None or action not in self._control.actions:
+            raise CapabilityMissingError(self.name, capability)
+        return self._control
+
+    def _wait_until_serving(self) -> None:
+        deadline = time.monotonic() + self._restart_timeout_s
+        while True:
+            try:
+                self.connect().close()
+                return
+            except TargetUnreachableError as error:
+                if time.monotonic() >= deadline:
+                    raise ControlError(
+                        f"{self.name} did not serve again within {self._restart_timeout_s} s "
+                        f"after restart: {error}"
+                    ) from None
+                time.sleep(_RECONNECT_POLL_S)

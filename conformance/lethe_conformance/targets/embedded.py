@@ -1,0 +1,128 @@
+"""The embedded reference broker as a target: virtual clock, readable log dir, restarts.
+
+Theory of operation
+-------------------
+:class:`EmbeddedTarget` starts ``lethe_reference.embedded.EmbeddedBroker`` (the
+reference broker's public entry point; this is the only module of
+lethe_conformance that imports lethe_reference) on a loopback port, in a log
+directory of its own (a temporary one unless given), on a manual clock:
+
+* :meth:`advance_time` moves the clock and runs whatever became due
+  (retention, checkpoints, ``.deleted`` file removal) before returning, so a
+  scenario that waits five minutes of broker time takes milliseconds;
+* the log dir is a local path, so on-disk expectations can be checked;
+* :meth:`restart` is a clean shutdown and a new broker on the same log dir,
+  clock and port.
+
+Broker settings: Kafka's quickstart ``server.properties`` (the reference
+broker's default) with the few settings the golden Kafka broker ran with to
+make background work frequent (``log.retention.check.interval.ms``,
+``log.flush.start.offset.checkpoint.interval.ms``, ``log.cleaner.backoff.ms``
+1000; ``group.initial.rebalance.delay.ms`` 0; fixtures/golden/README.md,
+"Broker settings"); ``overrides`` go on top. Like Kafka, the first retention
+pass still waits ``log.initial.task.delay.ms`` (30 s) after startup.
+
+The clock starts at :data:`DEFAULT_START_MS` (2027-01-15T08:00:00Z), after every
+timestamp in the golden data, so runs are reproducible.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+from lethe_reference.clock import ManualClock
+from lethe_reference.embedded import EmbeddedBroker
+from lethe_reference.server.defaults import broker_config
+
+from lethe_conformance.client.connection import DEFAULT_REQUEST_TIMEOUT, KafkaConnection
+from lethe_conformance.targets.base import TRIGGER_CLEANING, Capabilities, CapabilityMissingError
+from lethe_conformance.targets.profiles import discover_profiles
+
+__all__ = ["DEFAULT_START_MS", "GOLDEN_BROKER_SETTINGS", "EmbeddedTarget"]
+
+DEFAULT_START_MS = 1_800_000_000_000
+GOLDEN_BROKER_SETTINGS: Mapping[str, str] = {
+    "log.retention.check.interval.ms": "1000",
+    "log.flush.start.offset.checkpoint.interval.ms": "1000",
+    "log.cleaner.backoff.ms": "1000",
+    "group.initial.rebalance.delay.ms": "0",
+}
+
+
+class EmbeddedTarget:
+    """See the module docstring; use as a context manager (or call start/close)."""
+
+    def __init__(
+        self,
+        log_dir: str | Path | None = None,
+        *,
+        overrides: Mapping[str, str] | None = None,
+        start_ms: int = DEFAULT_START_MS,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> None:
+        self._owned_dir = log_dir is None
+        self._log_dir = (
+            Path(tempfile.mkdtemp(prefix="lethe-target-")) if log_dir is None else Path(log_dir)
+        )
+        settings = dict(GOLDEN_BROKER_SETTINGS) | dict(overrides or {})
+        self._broker = EmbeddedBroker(
+            self._log_dir, config=broker_config(overrides=settings), clock=ManualClock(start_ms)
+        )
+        self._request_timeout = request_timeout
+        self._profiles: frozenset[str] | None = None
+
+    def start(self) -> EmbeddedTarget:
+        self._broker.start()
+        return self
+
+    def __enter__(self) -> EmbeddedTarget:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def name(self) -> str:
+        return "embedded"
+
+    @property
+    def bootstrap(self) -> str:
+        return self._broker.bootstrap
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(clock="virtual", log_dir=self._log_dir, restart=True)
+
+    def connect(self) -> KafkaConnection:
+        return KafkaConnection.open(
+            self._broker.host, self._broker.port, request_timeout=self._request_timeout
+        )
+
+    def profiles(self) -> frozenset[str]:
+        if self._profiles is None:
+            with self.connect() as conn:
+                self._profiles = discover_profiles(conn)
+        return self._profiles
+
+    def advance_time(self, ms: int) -> None:
+        self._broker.advance(ms)
+
+    def restart(self) -> None:
+        self._broker.restart()
+
+    def trigger_cleaning(self) -> None:
+        raise CapabilityMissingError(self.name, TRIGGER_CLEANING)
+
+    def close(self) -> None:
+        self._broker.stop()
+        if self._owned_dir:
+            shutil.rmtree(self._log_dir, ignore_errors=True)
