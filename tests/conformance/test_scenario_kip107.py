@@ -34,7 +34,7 @@ def target() -> Iterator[EmbeddedTarget]:
 
 
 def test_there_are_kip107_scenarios() -> None:
-    assert len(SCENARIOS) >= 2
+    assert len(SCENARIOS) >= 10
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.id)
