@@ -91,6 +91,8 @@ def author(fixtures: Path) -> list[Authored]:
     ]
     everything = cases + derived
     assert len({case.stem for case in everything}) == len(everything), "duplicate file name"
+    descriptions = [case.case["description"] for case in everything]
+    assert len(set(descriptions)) == len(descriptions), "descriptions must be unique"
     return everything
 
 

@@ -326,7 +326,7 @@ def batch_invalid(none: Authored, gzip: Authored, built: Authored) -> list[Autho
         invalid(
             built,
             "varint-too-long",
-            "offset delta varint of six bytes",
+            "six-byte offset delta varint in the first record of a batch",
             overlong,
             "varint-too-long",
             f"rebuild: first record's offsetDelta encoded as {OVERLONG_VARINT.hex()}",
@@ -335,7 +335,7 @@ def batch_invalid(none: Authored, gzip: Authored, built: Authored) -> list[Autho
         invalid(
             built,
             "negative-length",
-            "header key length -1",
+            "header key length -1 in the first record of a batch",
             neg_key,
             "negative-length",
             "rebuild: first record's header key length encoded as -1",

@@ -236,7 +236,7 @@ def index_invalid(cases: dict[str, Authored]) -> list[Authored]:
         invalid(
             oi,
             "offset-before-base",
-            "last entry's relative offset -1",
+            "last offset index entry's relative offset -1",
             neg_oi,
             "offset-before-base",
             neg_oi_change,
@@ -272,7 +272,7 @@ def index_invalid(cases: dict[str, Authored]) -> list[Authored]:
         invalid(
             ti,
             "offset-before-base",
-            "last entry's relative offset -1",
+            "last time index entry's relative offset -1",
             neg_ti,
             "offset-before-base",
             neg_ti_change,
