@@ -117,9 +117,10 @@ def interpret_output(returncode: int, stdout: bytes, stderr: bytes) -> AdapterRe
             return Decoded(json.loads(stdout))
         except (json.JSONDecodeError, UnicodeDecodeError):
             return Broken(f"exit 0 but stdout is not one JSON document: {_tail(stdout)!r}")
-    if returncode == 1:
-        return _rejection(stdout)
     detail = f"; stderr: {_tail(stderr)}" if stderr.strip() else ""
+    if returncode == 1:
+        rejection = _rejection(stdout)
+        return Broken(rejection.reason + detail) if isinstance(rejection, Broken) else rejection
     return Broken(f"exit code {returncode} (the contract allows 0 and 1){detail}")
 
 

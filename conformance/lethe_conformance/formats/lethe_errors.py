@@ -81,7 +81,10 @@ _RECORD = [
     (r"does not match wrapper magic", "inner-magic-mismatch"),
     (r"invalid wrapper offset", "invalid-wrapper-offset"),
     (r"must not be compressed", "nested-compression"),
-    (r"records still remaining|bytes left unread", "trailing-bytes"),
+    (
+        r"records still remaining|bytes left unread|bytes after the (batch|record)$",
+        "trailing-bytes",
+    ),
     (r"Invalid negative|Found invalid .* -\d+$|is smaller than the minimum 0$", "negative-length"),
     (r"is smaller than the minimum \d+$", "size-too-small"),
 ]
