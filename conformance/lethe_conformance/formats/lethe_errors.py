@@ -78,7 +78,6 @@ _CONTROL = [
 ]
 _RECORD = [
     (r"no inner records|with null value \(magic", "empty-wrapper"),
-    (r"does not match wrapper magic", "inner-magic-mismatch"),
     (r"invalid wrapper offset", "invalid-wrapper-offset"),
     (r"must not be compressed", "nested-compression"),
     (
