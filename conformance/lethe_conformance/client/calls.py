@@ -221,12 +221,19 @@ def fetch(
     max_bytes: int = 1 << 20,
     max_wait_ms: int = 0,
     isolation_level: int = 0,
+    log_start_offset: int = -1,
     version: int | None = None,
 ) -> FetchResponse:
-    """A consumer Fetch of one partition (no fetch session)."""
+    """A consumer Fetch of one partition (no fetch session); ``log_start_offset`` is the
+    request's follower field, which a broker must ignore from a consumer."""
     chosen = conn.version_for(ApiKey.FETCH) if version is None else version
     ident = topic_id(conn, topic) if chosen >= _FETCH_TOPIC_IDS_FROM else uuid.UUID(int=0)
-    part = FetchPartition(partition=partition, fetch_offset=offset, partition_max_bytes=max_bytes)
+    part = FetchPartition(
+        partition=partition,
+        fetch_offset=offset,
+        log_start_offset=log_start_offset,
+        partition_max_bytes=max_bytes,
+    )
     request = FetchRequest(
         max_wait_ms=max_wait_ms,
         min_bytes=1,

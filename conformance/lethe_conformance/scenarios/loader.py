@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
-from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unused-ignore]
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.protocol.error_codes import ErrorCode
 
@@ -92,7 +91,7 @@ def load_scenario(path: Path, *, known_requirements: frozenset[str] | None = Non
     """One scenario file through all four gates (see the module docstring)."""
     source = str(path)
     data = _parse(path)
-    error = best_match(_validator().iter_errors(data))
+    error = _most_specific(list(_validator().iter_errors(data)))
     if error is not None:
         raise ScenarioError(source, error.json_path, error.message)
     _check_rules(data, path)
@@ -111,6 +110,19 @@ def _parse(path: Path) -> Any:
     except json.JSONDecodeError as error:
         where = f"line {error.lineno} column {error.colno}"
         raise ScenarioError(str(path), where, f"invalid JSON: {error.msg}") from None
+
+
+def _most_specific(errors: list[Any]) -> Any:
+    """The error nearest the fault: the deepest one, leaving out the ``unevaluatedProperties``
+    complaints that a failing inner schema causes further up (its properties then count as
+    unevaluated), unless those are all there is."""
+    if not errors:
+        return None
+    precise = [e for e in errors if e.validator != "unevaluatedProperties"] or errors
+    return max(precise, key=lambda e: (len(e.absolute_path), e.validator not in _WEAK))
+
+
+_WEAK = frozenset({"anyOf", "oneOf", "allOf", "if"})
 
 
 def _check_rules(data: Mapping[str, Any], path: Path) -> None:

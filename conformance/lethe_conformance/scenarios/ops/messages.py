@@ -74,7 +74,9 @@ def produce_payloads(data: Mapping[str, Any]) -> list[bytes]:
 
 
 def _record(data: Mapping[str, Any]) -> RecordSpec:
-    headers = tuple(Header(h["key"], to_bytes(h["value"])) for h in data.get("headers", ()))
+    headers = tuple(
+        Header(h["key"].encode(), to_bytes(h["value"])) for h in data.get("headers", ())
+    )
     return RecordSpec(
         to_bytes(data["key"]), to_bytes(data["value"]), headers, int64(data["timestamp"])
     )
@@ -178,6 +180,7 @@ def fetch(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]
         offset,
         max_bytes=data.get("max_bytes", 1 << 20),
         isolation_level=_ISOLATION[data.get("isolation_level", "read_uncommitted")],
+        log_start_offset=int64(data.get("log_start_offset", "-1")),
         version=data.get("version"),
     )
     exp = Expectations()
@@ -220,7 +223,7 @@ def _judge_records(
         if "timestamp" in want:
             exp.equal(f"{path}[{index}].timestamp", int64(want["timestamp"]), record.timestamp)
         if "headers" in want:
-            headers = [(h["key"], to_bytes(h["value"])) for h in want["headers"]]
+            headers = [(h["key"].encode(), to_bytes(h["value"])) for h in want["headers"]]
             exp.equal(
                 f"{path}[{index}].headers", headers, [(h.key, h.value) for h in record.headers]
             )

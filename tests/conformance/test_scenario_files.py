@@ -1,0 +1,209 @@
+"""Scenario files: every shipped one is valid and names real requirements; broken ones are
+refused with the file and the place of the fault.
+
+Each bad-input test starts from a valid scenario and breaks one thing, so the
+message it gets is about that one fault (as toml-test's invalid cases are).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+from lethe_conformance.scenarios import (
+    ScenarioError,
+    known_requirement_ids,
+    load_scenario,
+    load_scenarios,
+    scenarios_root,
+)
+from lethe_conformance.scenarios.loader import scenario_files
+from lethe_formats.fixtures import fixtures_root
+
+SCHEMA = fixtures_root() / "schema" / "scenario.schema.json"
+CATALOG = known_requirement_ids()
+
+#: KIP-107 requirements a scenario can observe but none covers yet, and why: this list
+#: must shrink, never silently grow (a newly covered ID must be removed from it).
+NOT_YET_COVERED = {
+    "KIP107-AUTH-1": "needs a SASL principal and ACLs on the target",
+    "KIP107-AUTH-2": "needs a SASL principal and ACLs on the target",
+    "KIP107-LST-8": "needs a SASL principal and ACLs on the target",
+    "KIP107-ERR-4": "needs a second broker",
+    "KIP107-LWM-1": "needs replicas on several brokers",
+    "KIP107-LWM-4": "needs replicas on several brokers",
+    "KIP107-LWM-5": "needs replicas on several brokers",
+    "KIP107-PUR-2": "needs a lagging follower",
+    "KIP107-PUR-3": "needs a lagging follower",
+    "KIP107-PUR-4": "needs a leadership change",
+    "KIP107-PUR-5": "needs a lagging follower",
+    "KIP107-SEG-2": "needs the log cleaner (compact-only topics run the rule after cleaning)",
+    "KIP107-SEG-7": "producer snapshot files of deleted segments: to be written",
+    "KIP107-RET-5": "rule order: to be written",
+    "KIP107-LST-9": "duplicate partitions: the response shape is not pinned by a golden capture",
+    "KIP107-LSO-6": "recovery point inside a segment: not observable without an unclean shutdown",
+    "KIP107-CKP-7": "tmp + fsync + rename: not observable from outside",
+    "KIP107-CKP-8": "needs a target whose checkpoint file the runner may corrupt between restarts",
+    "KIP107-CKP-9": "needs a log dir no other scenario shares",
+}
+
+
+def valid() -> dict[str, Any]:
+    data = json.loads(
+        (scenarios_root() / "kip107" / "kip107-fetch-bounds-and-versions.json").read_text()
+    )
+    assert isinstance(data, dict)
+    return data
+
+
+def write(tmp_path: Path, data: dict[str, Any], name: str | None = None) -> Path:
+    path = tmp_path / f"{name or data['id']}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def refused(
+    tmp_path: Path, data: dict[str, Any], known: frozenset[str] | None = CATALOG
+) -> ScenarioError:
+    path = write(tmp_path, data)
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path, known_requirements=known)
+    assert caught.value.source == str(path)
+    return caught.value
+
+
+# --- the shipped scenarios ----------------------------------------------------------------
+
+
+def test_the_scenario_schema_is_a_valid_draft_2020_12_schema() -> None:
+    Draft202012Validator.check_schema(json.loads(SCHEMA.read_text()))
+
+
+def test_every_shipped_scenario_loads_and_names_only_catalog_requirements() -> None:
+    scenarios = load_scenarios(known_requirements=CATALOG)
+    assert len(scenarios) == len(scenario_files())
+    assert all(set(s.requirements) <= CATALOG for s in scenarios)
+
+
+def test_scenarios_live_in_their_profiles_folder() -> None:
+    for scenario in load_scenarios():
+        assert Path(scenario.source).parent.name == scenario.profile
+
+
+def test_kip107_coverage_gaps_are_exactly_the_listed_ones() -> None:
+    catalog = json.loads((fixtures_root() / "requirements" / "kip107.json").read_text())
+    observable = {
+        r["id"] for r in catalog["requirements"] if r["observable"]["by"] != "not-observable"
+    }
+    covered = {r for s in load_scenarios() for r in s.requirements}
+    assert observable - covered == set(NOT_YET_COVERED)
+
+
+# --- bad input: one fault each -------------------------------------------------------------
+
+
+def test_invalid_json_names_the_file_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "kip107-broken.json"
+    path.write_text('{"id": "kip107-broken",\n  "steps": [,]}')
+    with pytest.raises(ScenarioError, match=r"kip107-broken\.json: line 2 column 13: invalid JSON"):
+        load_scenario(path)
+
+
+def test_a_schema_violation_names_the_json_path(tmp_path: Path) -> None:
+    data = valid()
+    data["steps"][2]["expect"]["partitions"][0]["low_watermark"] = 1  # an int64 must be a string
+    error = refused(tmp_path, data)
+    assert error.path == "$.steps[2].expect.partitions[0].low_watermark"
+    assert "is not of type 'string'" in error.message
+
+
+def test_an_unknown_op_is_refused_at_its_step(tmp_path: Path) -> None:
+    data = valid()
+    data["steps"][1]["op"] = "truncate"
+    assert refused(tmp_path, data).path == "$.steps[1].op"
+
+
+def test_an_unknown_field_in_an_expectation_is_refused(tmp_path: Path) -> None:
+    data = valid()
+    data["steps"][2]["expect"]["partitions"][0]["low_water_mark"] = "1"
+    error = refused(tmp_path, data)
+    assert error.path.startswith("$.steps[2].expect.partitions[0]")
+    assert "low_water_mark" in error.message
+
+
+def test_an_unknown_requirement_id_names_the_scenario_and_the_id(tmp_path: Path) -> None:
+    data = valid()
+    data["requirements"].append("KIP107-DEL-99")
+    error = refused(tmp_path, data)
+    assert error.path == f"$.requirements[{len(data['requirements']) - 1}]"
+    assert error.message == (
+        "scenario 'kip107-fetch-bounds-and-versions' names unknown requirement ID 'KIP107-DEL-99'"
+    )
+
+
+def test_unknown_ids_are_only_checked_against_a_catalog_when_one_is_given(tmp_path: Path) -> None:
+    data = valid()
+    data["requirements"].append("KIP107-DEL-99")
+    assert load_scenario(write(tmp_path, data), known_requirements=None).id == data["id"]
+
+
+def test_a_step_requirement_outside_the_scenarios_requirements_is_refused(tmp_path: Path) -> None:
+    data = valid()
+    data["steps"][2]["requirements"] = ["KIP107-LST-1"]
+    assert "not in the scenario's requirements" in refused(tmp_path, data).message
+
+
+def test_an_op_needing_an_undeclared_capability_is_refused(tmp_path: Path) -> None:
+    data = valid()
+    data["steps"].append({"op": "restart"})
+    error = refused(tmp_path, data)
+    assert (error.path, error.message) == (
+        f"$.steps[{len(data['steps']) - 1}]",
+        "op 'restart' needs 'restart' in $.requires",
+    )
+
+
+def test_a_capability_needed_inside_a_wait_must_be_declared_too(tmp_path: Path) -> None:
+    data = valid()
+    until = {"op": "check_files", "expect": {"partitions": [{"topic": "t", "partition": 0}]}}
+    data["steps"].append({"op": "wait", "timeout_ms": 10, "until": until})
+    assert "needs 'log-dir'" in refused(tmp_path, data).message
+
+
+def test_an_id_that_differs_from_the_file_name_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, valid(), name="kip107-other-name")
+    with pytest.raises(
+        ScenarioError, match=r"\$\.id: id 'kip107-fetch-bounds-and-versions' differs"
+    ):
+        load_scenario(path)
+
+
+def test_an_unknown_error_name_is_refused_at_its_path(tmp_path: Path) -> None:
+    data = valid()
+    data["steps"][2]["expect"]["partitions"][0]["error"] = "OFFSET_OUT_OF_BOUNDS"
+    error = refused(tmp_path, data)
+    assert error.path == "$.steps[2].expect.partitions[0].error"
+    assert error.message == "unknown Kafka error name 'OFFSET_OUT_OF_BOUNDS'"
+
+
+def test_a_replay_of_a_missing_fixture_folder_is_refused(tmp_path: Path) -> None:
+    data = valid()
+    data["setup"]["replay"] = [
+        {"log": "logs/log-start-offset", "partition_dir": "nowhere-0", "topic": "t", "partition": 0}
+    ]
+    error = refused(tmp_path, data)
+    assert error.path == "$.setup.replay[0]"
+    assert "does not exist" in error.message
+
+
+def test_two_files_with_one_id_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = write(tmp_path / "a", valid())
+    second = write(tmp_path / "b", copy.deepcopy(valid()))
+    with pytest.raises(ScenarioError, match=f"is also used by {first}"):
+        load_scenarios([first, second])
