@@ -3,10 +3,10 @@
 Theory of operation
 -------------------
 Each profile has a probe (the table :data:`PROBES`): API keys that must all be
-advertised in ApiVersions, and broker configs of which at least one must
-appear in DescribeConfigs of the broker the runner is connected to. The rules
-come from the requirement catalog (fixtures/requirements/README.md, "How
-decisions are made"):
+advertised in ApiVersions, and topic configs of which at least one must
+appear in DescribeConfigs of a topic. The rules come from the requirement
+catalog (fixtures/requirements/README.md, "How decisions are made";
+KIP68-DISC-1, KIP694-DISC-2, KIP87-DISC-1):
 
 * the adopted KIPs are offered when the APIs they use exist: ``kip107`` needs
   DeleteRecords, ListOffsets and Fetch; ``kip534`` (a cleaner behaviour, no
@@ -14,16 +14,20 @@ decisions are made"):
 * an extension API takes the key 10000 + its KIP number and is advertised
   only when enabled: ``kip694`` is offered when key 10694 (DeletePartitions)
   is advertised;
-* an extension config has a Kafka-style name with a ``log.``-prefixed broker
-  synonym: ``kip68`` is offered when the broker lists
-  ``log.retention.commitoffset.enable``; ``kip87`` when it lists
-  ``log.tombstone.flag.enable``.
+* an extension config is a topic config (with a ``log.``-prefixed broker
+  default): ``kip68`` is offered when DescribeConfigs of a topic lists
+  ``retention.commitoffset.enable``, ``kip87`` when it lists
+  ``tombstone.flag.enable``.
 
-A profile the target does not offer makes its scenarios UNSUPPORTED.
+Which topic: the first non-internal topic Metadata lists; on a broker with
+none, a probe topic ``lethe-profile-probe-<random>`` is created for the
+question and deleted after it. A profile the target does not offer makes its
+scenarios UNSUPPORTED.
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 
 from lethe_formats.protocol.api_keys import ApiKey
@@ -32,26 +36,26 @@ from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_conformance.client import calls
 from lethe_conformance.client.connection import KafkaConnection
 
-__all__ = ["PROBES", "ProfileProbe", "broker_configs", "discover_profiles"]
+__all__ = ["PROBES", "ProfileProbe", "discover_profiles", "topic_configs"]
 
 EXTENSION_API_BASE = 10000
 
 
 @dataclass(frozen=True, slots=True)
 class ProfileProbe:
-    """``api_keys``: all must be advertised; ``broker_configs``: at least one must be listed."""
+    """``api_keys``: all must be advertised; ``topic_configs``: at least one must be listed."""
 
     profile: str
     api_keys: tuple[int, ...] = ()
-    broker_configs: tuple[str, ...] = ()
+    topic_configs: tuple[str, ...] = ()
 
 
 PROBES: tuple[ProfileProbe, ...] = (
     ProfileProbe("kip107", api_keys=(ApiKey.DELETE_RECORDS, ApiKey.LIST_OFFSETS, ApiKey.FETCH)),
     ProfileProbe("kip534", api_keys=(ApiKey.PRODUCE, ApiKey.FETCH)),
-    ProfileProbe("kip68", broker_configs=("log.retention.commitoffset.enable",)),
+    ProfileProbe("kip68", topic_configs=("retention.commitoffset.enable",)),
     ProfileProbe("kip694", api_keys=(EXTENSION_API_BASE + 694,)),
-    ProfileProbe("kip87", broker_configs=("log.tombstone.flag.enable",)),
+    ProfileProbe("kip87", topic_configs=("tombstone.flag.enable",)),
 )
 
 
@@ -62,36 +66,37 @@ def discover_profiles(conn: KafkaConnection) -> frozenset[str]:
     for probe in PROBES:
         if not all(conn.supports(key) for key in probe.api_keys):
             continue
-        if probe.broker_configs:
+        if probe.topic_configs:
             if configs is None:
-                configs = broker_configs(conn)
-            if not configs.intersection(probe.broker_configs):
+                configs = topic_configs(conn)
+            if not configs.intersection(probe.topic_configs):
                 continue
         offered.add(probe.profile)
     return frozenset(offered)
 
 
-def broker_configs(conn: KafkaConnection) -> frozenset[str]:
-    """Names of the configs DescribeConfigs lists for the connected broker (empty if it
-    cannot be asked: no DescribeConfigs, or an error such as an authorization failure)."""
+def topic_configs(conn: KafkaConnection) -> frozenset[str]:
+    """Names of the configs DescribeConfigs lists for a topic (empty when the target has
+    no DescribeConfigs or answers with an error, e.g. an authorization failure)."""
     if not conn.supports(ApiKey.DESCRIBE_CONFIGS):
         return frozenset()
-    broker_id = _connected_broker_id(conn)
-    if broker_id is None:
+    existing = [t.name for t in calls.metadata(conn, None).topics if t.name and not t.is_internal]
+    if existing:
+        return _described(conn, existing[0])
+    probe = f"lethe-profile-probe-{secrets.token_hex(4)}"
+    created = calls.create_topic(conn, probe, 1, {}).topics
+    if not created or created[0].error_code != ErrorCode.NONE:
         return frozenset()
-    response = calls.describe_configs(conn, calls.RESOURCE_BROKER, str(broker_id))
+    try:
+        return _described(conn, probe)
+    finally:
+        calls.delete_topics(conn, [probe])
+
+
+def _described(conn: KafkaConnection, topic: str) -> frozenset[str]:
+    response = calls.describe_configs(conn, calls.RESOURCE_TOPIC, topic)
     names: set[str] = set()
     for result in response.results:
         if result.error_code == ErrorCode.NONE:
             names.update(config.name for config in result.configs)
     return frozenset(names)
-
-
-def _connected_broker_id(conn: KafkaConnection) -> int | None:
-    """The node id of the broker at the connection's address (else the first broker)."""
-    brokers = calls.metadata(conn, []).brokers
-    host, _, port = conn.target.rpartition(":")
-    for broker in brokers:
-        if broker.host == host and str(broker.port) == port:
-            return broker.node_id
-    return brokers[0].node_id if brokers else None
