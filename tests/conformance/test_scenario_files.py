@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,10 @@ def test_two_files_with_one_id_are_refused(tmp_path: Path) -> None:
     second = write(tmp_path / "b", copy.deepcopy(valid()))
     with pytest.raises(ScenarioError, match=f"is also used by {first}"):
         load_scenarios([first, second])
+
+
+def test_the_readme_indexes_every_scenario_and_nothing_else() -> None:
+    readme = (scenarios_root() / "README.md").read_text()
+    table = readme.split("## The scenarios", 1)[1]
+    listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", table, flags=re.MULTILINE))
+    assert listed == {s.id for s in load_scenarios()}
