@@ -67,12 +67,10 @@ def write(tmp_path: Path, data: dict[str, Any], name: str | None = None) -> Path
     return path
 
 
-def refused(
-    tmp_path: Path, data: dict[str, Any], known: frozenset[str] | None = CATALOG
-) -> ScenarioError:
+def refused(tmp_path: Path, data: dict[str, Any]) -> ScenarioError:
     path = write(tmp_path, data)
     with pytest.raises(ScenarioError) as caught:
-        load_scenario(path, known_requirements=known)
+        load_scenario(path)
     assert caught.value.source == str(path)
     return caught.value
 
@@ -146,10 +144,13 @@ def test_an_unknown_requirement_id_names_the_scenario_and_the_id(tmp_path: Path)
     )
 
 
-def test_unknown_ids_are_only_checked_against_a_catalog_when_one_is_given(tmp_path: Path) -> None:
+def test_the_catalog_is_checked_by_default_and_can_be_switched_off(tmp_path: Path) -> None:
     data = valid()
     data["requirements"].append("KIP107-DEL-99")
-    assert load_scenario(write(tmp_path, data), known_requirements=None).id == data["id"]
+    path = write(tmp_path, data)
+    with pytest.raises(ScenarioError, match="unknown requirement ID 'KIP107-DEL-99'"):
+        load_scenario(path)
+    assert load_scenario(path, check_catalog=False).id == data["id"]
 
 
 def test_a_step_requirement_outside_the_scenarios_requirements_is_refused(tmp_path: Path) -> None:

@@ -15,8 +15,10 @@ with the file and a location:
    subset of the scenario's; every capability an op needs is in ``requires``
    (also inside ``wait.until``); error names are Kafka's; replayed topics are
    declared in setup and the fixture folders exist;
-4. with a requirement catalog: every requirement ID exists in it (the message
-   names the scenario and the ID).
+4. every requirement ID exists in the requirement catalog (the message names
+   the scenario and the ID). By default the catalog is fixtures/requirements/;
+   ``known_requirements`` gives another set of IDs, and ``check_catalog=False``
+   skips the gate (for drafting scenarios before their requirements exist).
 
 :func:`load_scenarios` also refuses two files with the same ``id``.
 """
@@ -59,9 +61,8 @@ def scenario_files(root: Path | None = None) -> list[Path]:
     return sorted((root or scenarios_root()).rglob("*.json"))
 
 
-def known_requirement_ids(root: Path | None = None) -> frozenset[str]:
-    """Every requirement ID in the catalog files (fixtures/requirements/*.json)."""
-    folder = root or fixtures_root() / "requirements"
+@cache
+def _catalog_ids(folder: Path) -> frozenset[str]:
     ids: set[str] = set()
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -70,14 +71,26 @@ def known_requirement_ids(root: Path | None = None) -> frozenset[str]:
     return frozenset(ids)
 
 
+def known_requirement_ids(root: Path | None = None) -> frozenset[str]:
+    """Every requirement ID in the catalog files (fixtures/requirements/*.json)."""
+    return _catalog_ids(root or fixtures_root() / "requirements")
+
+
 def load_scenarios(
-    paths: Iterable[Path] | None = None, *, known_requirements: frozenset[str] | None = None
+    paths: Iterable[Path] | None = None,
+    *,
+    known_requirements: frozenset[str] | None = None,
+    check_catalog: bool = True,
 ) -> list[Scenario]:
     """Load and check every file (default: all of fixtures/scenarios); ids must be unique."""
+    if check_catalog and known_requirements is None:
+        known_requirements = known_requirement_ids()
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
     for path in scenario_files() if paths is None else paths:
-        scenario = load_scenario(path, known_requirements=known_requirements)
+        scenario = load_scenario(
+            path, known_requirements=known_requirements, check_catalog=check_catalog
+        )
         if scenario.id in seen:
             raise ScenarioError(
                 str(path), "$.id", f"id {scenario.id!r} is also used by {seen[scenario.id]}"
@@ -87,7 +100,12 @@ def load_scenarios(
     return scenarios
 
 
-def load_scenario(path: Path, *, known_requirements: frozenset[str] | None = None) -> Scenario:
+def load_scenario(
+    path: Path,
+    *,
+    known_requirements: frozenset[str] | None = None,
+    check_catalog: bool = True,
+) -> Scenario:
     """One scenario file through all four gates (see the module docstring)."""
     source = str(path)
     data = _parse(path)
@@ -95,8 +113,9 @@ def load_scenario(path: Path, *, known_requirements: frozenset[str] | None = Non
     if error is not None:
         raise ScenarioError(source, error.json_path, error.message)
     _check_rules(data, path)
-    if known_requirements is not None:
-        _check_known(data, source, known_requirements)
+    if check_catalog:
+        known = known_requirements if known_requirements is not None else known_requirement_ids()
+        _check_known(data, source, known)
     return Scenario.from_json(data, source)
 
 
