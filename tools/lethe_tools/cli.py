@@ -20,7 +20,15 @@ __all__ = ["build_parser", "main"]
 
 #: Subcommands, in the order ``lethe --help`` lists them; the module of a
 #: name is ``lethe_tools.commands.<name with "-" as "_">``.
-COMMAND_MODULES = ("dump", "verify", "checkpoint", "fixtures", "delete-records", "broker")
+COMMAND_MODULES = (
+    "dump",
+    "verify",
+    "checkpoint",
+    "fixtures",
+    "delete-records",
+    "broker",
+    "conformance",
+)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -1,0 +1,301 @@
+"""One conformance run end to end: what ``lethe conformance run`` and the pytest plugin call.
+
+Theory of operation
+-------------------
+::
+
+    execute(RunOptions)
+      catalog   fixtures/requirements/*.json      -> Requirement per ID
+      scenarios fixtures/scenarios (or --scenarios DIR), checked against the catalog
+      baseline  --baseline FILE (optional)
+      target    --target HOST:PORT -> BootstrapTarget, else EmbeddedTarget (started here)
+      probe     the target's profiles: an unreachable target stops the run here
+      select    --profile P and --tag T (as requirement IDs) -> Selection
+      run       run_scenarios -> list[ScenarioResult]
+      gate      apply_baseline -> GateReport; a required profile fails when one of
+                its scenarios or requirements has a verdict that fails the gate
+    -> ConformanceRun (plain data; ``report/`` renders it)
+
+Everything that makes a run meaningless before it starts (a malformed scenario,
+an unknown requirement or profile, a broken baseline, a bad or unreachable
+address) raises :class:`RunSetupError` with one line naming the file,
+requirement or address: the CLI exits 2 and presents no report as complete.
+Once scenarios run, nothing the target does raises: its answers become graded
+outcomes (``scenarios/runner.py``).
+
+Required profiles (the gate): ``--require`` if given, else the adopted
+profiles (:data:`ADOPTED_PROFILES`, kip107 and kip534) that the target offers.
+Extensions a target does not offer are UNSUPPORTED and never fail the gate.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lethe_formats.fixtures import fixtures_root
+
+from lethe_conformance.baseline import Baseline, BaselineError, GateReport, apply_baseline
+from lethe_conformance.client.connection import PlainCredentials
+from lethe_conformance.client.errors import ClientError
+from lethe_conformance.outcomes import ScenarioResult
+from lethe_conformance.scenarios import (
+    Scenario,
+    ScenarioError,
+    Selection,
+    load_scenarios,
+    run_scenarios,
+)
+from lethe_conformance.scenarios.loader import scenario_files
+from lethe_conformance.targets.base import Capabilities, Target
+from lethe_conformance.targets.bootstrap import BootstrapTarget, ControlHook
+
+__all__ = [
+    "ADOPTED_PROFILES",
+    "ConformanceRun",
+    "Requirement",
+    "RunOptions",
+    "RunSetupError",
+    "execute",
+    "lethe_version",
+    "load_catalog",
+    "now_utc",
+]
+
+ADOPTED_PROFILES = ("kip107", "kip534")
+
+
+class RunSetupError(Exception):
+    """The run cannot start (or be trusted): one line naming the file, requirement or target."""
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One catalog entry, as much of it as reports show."""
+
+    id: str
+    statement: str
+    profile: str
+    tags: tuple[str, ...]
+    implemented_by_kafka: bool
+    kafka_version: str | None
+    kip_section: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """The CLI's options, as data (None / empty means the default)."""
+
+    target: str | None = None
+    log_dir: Path | None = None
+    control: str | None = None
+    sasl: PlainCredentials | None = None
+    profiles: tuple[str, ...] = ()
+    require: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    baseline: Path | None = None
+    scenarios_dir: Path | None = None
+    catalog_dir: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConformanceRun:
+    """A finished run: everything a report needs, nothing rendered."""
+
+    catalog: tuple[Requirement, ...]
+    scenarios: tuple[Scenario, ...]
+    results: tuple[ScenarioResult, ...]
+    gate: GateReport
+    target: str
+    capabilities: Capabilities
+    offered: frozenset[str]
+    required: tuple[str, ...]
+    selected: frozenset[str]
+    started: str
+    finished: str
+    lethe_version: str
+    complete: bool = True
+    failed_profiles: tuple[str, ...] = field(default=())
+
+    @property
+    def exit_code(self) -> int:
+        """0 when no required profile failed, else 1."""
+        return 1 if self.failed_profiles else 0
+
+
+def load_catalog(root: Path | None = None) -> list[Requirement]:
+    """Every requirement in ``root`` (default fixtures/requirements), sorted by profile then ID."""
+    folder = root or fixtures_root() / "requirements"
+    out: list[Requirement] = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise RunSetupError(f"{path}: cannot read the requirement catalog: {error}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("requirements"), list):
+            continue
+        for index, item in enumerate(data["requirements"]):
+            out.append(_requirement(item, f"{path}: requirements[{index}]"))
+    if not out:
+        raise RunSetupError(f"{folder}: no requirements found")
+    return sorted(out, key=lambda r: (r.profile, _id_key(r.id)))
+
+
+def _requirement(item: object, where: str) -> Requirement:
+    if not isinstance(item, dict):
+        raise RunSetupError(f"{where}: not an object")
+    try:
+        return Requirement(
+            id=str(item["id"]),
+            statement=str(item["statement"]),
+            profile=str(item["profile"]),
+            tags=tuple(str(t) for t in item.get("tags", ())),
+            implemented_by_kafka=bool(item.get("implemented_by_kafka", False)),
+            kafka_version=item.get("kafka_version"),
+            kip_section=str(item.get("kip_section", "")),
+        )
+    except KeyError as error:
+        raise RunSetupError(f"{where}: missing {error}") from None
+
+
+def _id_key(ident: str) -> tuple[str, int]:
+    """KIP107-API-10 after KIP107-API-9."""
+    stem, _, number = ident.rpartition("-")
+    return (stem, int(number)) if number.isdigit() else (ident, 0)
+
+
+def execute(options: RunOptions) -> ConformanceRun:
+    """Run the suite as ``options`` say; RunSetupError when it cannot start."""
+    catalog = load_catalog(options.catalog_dir)
+    profiles = sorted({r.profile for r in catalog})
+    _check_names(options.profiles, profiles, "--profile")
+    _check_names(options.require, profiles, "--require")
+    scenarios = _load_scenarios(options, catalog)
+    baseline = _load_baseline(options.baseline)
+    selection, selected = _selection(options, catalog, scenarios)
+    started = now_utc()
+    target = _build_target(options)
+    try:
+        offered = _probe(target)
+        results = run_scenarios(target, scenarios, select=selection)
+    finally:
+        target.close()
+    gate = apply_baseline(results, baseline)
+    required = options.require or tuple(p for p in ADOPTED_PROFILES if p in offered)
+    return ConformanceRun(
+        catalog=tuple(catalog),
+        scenarios=tuple(scenarios),
+        results=tuple(results),
+        gate=gate,
+        target=target.name,
+        capabilities=target.capabilities,
+        offered=offered,
+        required=tuple(required),
+        selected=selected,
+        started=started,
+        finished=now_utc(),
+        lethe_version=lethe_version(),
+        failed_profiles=_failed_profiles(required, catalog, results, gate),
+    )
+
+
+def _check_names(given: Sequence[str], known: Sequence[str], option: str) -> None:
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise RunSetupError(f"{option}: unknown profile {unknown[0]!r} (known: {', '.join(known)})")
+
+
+def _load_scenarios(options: RunOptions, catalog: Sequence[Requirement]) -> list[Scenario]:
+    root = options.scenarios_dir
+    if root is not None and not root.is_dir():
+        raise RunSetupError(f"--scenarios: {root} is not a directory")
+    try:
+        return load_scenarios(
+            None if root is None else scenario_files(root),
+            known_requirements=frozenset(r.id for r in catalog),
+        )
+    except ScenarioError as error:
+        raise RunSetupError(f"malformed scenario: {error}") from None
+
+
+def _load_baseline(path: Path | None) -> Baseline | None:
+    if path is None:
+        return None
+    try:
+        return Baseline.load(path)
+    except BaselineError as error:
+        raise RunSetupError(f"baseline: {error}") from None
+
+
+def _selection(
+    options: RunOptions, catalog: Sequence[Requirement], scenarios: Sequence[Scenario]
+) -> tuple[Selection, frozenset[str]]:
+    """The runner's Selection, and the requirement IDs the run covers."""
+    requirements: frozenset[str] | None = None
+    if options.tags:
+        wanted = set(options.tags)
+        requirements = frozenset(r.id for r in catalog if wanted & set(r.tags))
+        if not requirements:
+            raise RunSetupError(f"--tag: no requirement has tag(s) {sorted(wanted)}")
+    selection = Selection(
+        profiles=frozenset(options.profiles) if options.profiles else None,
+        requirements=requirements,
+    )
+    covered = {rid for s in scenarios if selection.matches(s) for rid in s.requirements}
+    return selection, frozenset(covered)
+
+
+def _build_target(options: RunOptions) -> Target:
+    if options.target is None:
+        if options.control or options.sasl or options.log_dir:
+            raise RunSetupError("--log-dir, --control and SASL need --target")
+        # Imported here: a run against a bootstrap target never loads the reference broker.
+        from lethe_conformance.targets.embedded import EmbeddedTarget  # noqa: PLC0415
+
+        return EmbeddedTarget().start()
+    try:
+        hook = None if options.control is None else ControlHook.parse(options.control)
+        return BootstrapTarget(
+            options.target, log_dir=options.log_dir, sasl=options.sasl, control=hook
+        )
+    except ValueError as error:
+        raise RunSetupError(str(error)) from None
+
+
+def _probe(target: Target) -> frozenset[str]:
+    try:
+        return target.profiles()
+    except ClientError as error:
+        raise RunSetupError(f"target {target.name} unreachable or not Kafka: {error}") from None
+
+
+def _failed_profiles(
+    required: Iterable[str],
+    catalog: Sequence[Requirement],
+    results: Sequence[ScenarioResult],
+    gate: GateReport,
+) -> tuple[str, ...]:
+    profile_of = {r.id: r.profile for r in catalog}
+    profile_of_scenario = {r.scenario_id: r.profile for r in results}
+    failing: set[str] = set()
+    for item in gate.items:
+        if not item.verdict.fails_gate:
+            continue
+        table = profile_of if item.kind == "requirement" else profile_of_scenario
+        failing.add(table.get(item.ident, ""))
+    return tuple(p for p in required if p in failing)
+
+
+def now_utc() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def lethe_version() -> str:
+    try:
+        return importlib.metadata.version("lethe")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"

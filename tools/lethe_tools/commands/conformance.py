@@ -1,0 +1,101 @@
+"""``lethe conformance run``: the conformance suite against a broker, with its report.
+
+With no ``--target`` the embedded reference broker is started (virtual clock,
+readable log dir, restarts). Prints a matrix of requirement x outcome grouped
+by profile (or, with ``--json``, the report document), and with ``--report
+DIR`` writes report.json, report.md and a self-contained report.html there.
+
+Exit status: 0 when every required profile (``--require``; default the adopted
+profiles the target offers, kip107 and kip534) has no failure or error after
+the baseline; 1 when one does; 2 when the run cannot start (bad option,
+malformed scenario, unknown requirement, broken baseline, unreachable
+target): one line on stderr, and report.json, if written, says
+``"complete": false``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from lethe_conformance.client.connection import PlainCredentials
+from lethe_conformance.report import (
+    incomplete_data,
+    render_matrix,
+    report_data,
+    write_incomplete,
+    write_reports,
+)
+from lethe_conformance.run import RunOptions, RunSetupError, execute, lethe_version, now_utc
+
+__all__ = ["register", "run"]
+
+EXIT_SETUP = 2
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "conformance",
+        help="run the conformance suite against a broker (default: the embedded one)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    runner = actions.add_parser("run", help="run the scenarios, print the matrix, gate")
+    runner.add_argument("--target", metavar="HOST:PORT", help="a broker's bootstrap address")
+    runner.add_argument("--log-dir", type=Path, metavar="DIR", help="the target's log dir")
+    runner.add_argument("--control", metavar="CMD", help="control hook command for the target")
+    runner.add_argument("--sasl-user", metavar="U", help="SASL/PLAIN user name")
+    runner.add_argument("--sasl-password", metavar="P", help="SASL/PLAIN password")
+    runner.add_argument(
+        "--profile", action="append", default=[], metavar="P", help="run only this profile"
+    )
+    runner.add_argument(
+        "--require", action="append", default=[], metavar="P", help="gate on this profile"
+    )
+    runner.add_argument(
+        "--tag", action="append", default=[], metavar="T", help="run requirements with tag T"
+    )
+    runner.add_argument("--baseline", type=Path, metavar="FILE", help="known failures")
+    runner.add_argument("--scenarios", type=Path, metavar="DIR", help="scenario files to run")
+    runner.add_argument("--report", type=Path, metavar="DIR", help="write the reports here")
+    runner.add_argument("--json", action="store_true", help="print the JSON report, not a matrix")
+    runner.set_defaults(func=run)
+
+
+def _options(args: argparse.Namespace) -> RunOptions:
+    if (args.sasl_user is None) != (args.sasl_password is None):
+        raise RunSetupError("--sasl-user and --sasl-password go together")
+    sasl = None
+    if args.sasl_user is not None:
+        sasl = PlainCredentials(args.sasl_user, args.sasl_password)
+    return RunOptions(
+        target=args.target,
+        log_dir=args.log_dir,
+        control=args.control,
+        sasl=sasl,
+        profiles=tuple(args.profile),
+        require=tuple(args.require),
+        tags=tuple(args.tag),
+        baseline=args.baseline,
+        scenarios_dir=args.scenarios,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    started = now_utc()
+    try:
+        result = execute(_options(args))
+    except RunSetupError as error:
+        print(f"lethe conformance: {error}", file=sys.stderr)
+        if args.report is not None:
+            write_incomplete(args.report, incomplete_data(str(error), started, lethe_version()))
+        return EXIT_SETUP
+    data = report_data(result)
+    if args.report is not None:
+        write_reports(args.report, data)
+    sys.stdout.write(json.dumps(data, indent=2) + "\n" if args.json else render_matrix(data))
+    return result.exit_code
