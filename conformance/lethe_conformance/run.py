@@ -256,7 +256,10 @@ def _build_target(options: RunOptions) -> Target:
         # Imported here: a run against a bootstrap target never loads the reference broker.
         from lethe_conformance.targets.embedded import EmbeddedTarget  # noqa: PLC0415
 
-        return EmbeddedTarget().start()
+        try:
+            return EmbeddedTarget().start()
+        except OSError as error:
+            raise RunSetupError(f"cannot start the embedded reference broker: {error}") from None
     try:
         hook = None if options.control is None else ControlHook.parse(options.control)
         return BootstrapTarget(

@@ -180,6 +180,20 @@ def test_the_selected_profile_leaves_other_requirements_not_selected(tmp_path: P
     assert rows["KIP107-LST-1"] == "not-selected"
 
 
+def test_an_interrupted_run_leaves_no_complete_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "report.json").write_text('{"complete": true}')
+
+    def crash(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("lethe_conformance.run.run_scenarios", crash)
+    with pytest.raises(KeyboardInterrupt):
+        _cli("--report", str(tmp_path))
+    assert _report(tmp_path)["complete"] is False
+
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

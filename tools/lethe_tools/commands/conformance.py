@@ -87,6 +87,10 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 def run(args: argparse.Namespace) -> int:
     started = now_utc()
+    if args.report is not None:
+        # Until the run ends, the folder says so: a crash leaves no stale complete report.
+        pending = incomplete_data("run in progress or interrupted", started, lethe_version())
+        write_incomplete(args.report, pending)
     try:
         result = execute(_options(args))
     except RunSetupError as error:
