@@ -1,0 +1,188 @@
+"""The pytest plugin: one item per scenario, grades mapped to pytest outcomes, xdist-safe.
+
+Expected values come from the scenario files (their ids and ``requires``) and
+from the grading rules of issue 4, not from a recorded run.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lethe_conformance.baseline import Baseline
+from lethe_conformance.outcomes import Mismatch, Outcome, ScenarioResult, StepResult
+from lethe_conformance.plugin import (
+    ConformanceFailureError,
+    KnownFailureError,
+    check_result,
+    marker_name,
+)
+from lethe_conformance.targets.embedded import EmbeddedTarget
+from lethe_formats.fixtures import fixtures_root
+
+pytest_plugins = ["pytester"]
+
+KIP107 = fixtures_root() / "scenarios" / "kip107"
+
+
+def _scenario_files() -> dict[str, dict[str, object]]:
+    return {p.stem: json.loads(p.read_text()) for p in sorted(KIP107.glob("*.json"))}
+
+
+SCENARIOS = _scenario_files()
+SUITE = ("--pyargs", "lethe_conformance", "-p", "no:cacheprovider")
+
+
+def _testcases(xml: Path) -> dict[str, ET.Element]:
+    return {case.attrib["name"]: case for case in ET.parse(xml).getroot().iter("testcase")}
+
+
+def _item(scenario_id: str) -> str:
+    return f"test_scenario[kip107/{scenario_id}]"
+
+
+@pytest.fixture(scope="module")
+def shared_broker() -> Iterator[EmbeddedTarget]:
+    with EmbeddedTarget() as target:
+        yield target
+
+
+@pytest.mark.slow
+def test_every_kip107_scenario_passes_on_the_embedded_broker_and_junit_names_them(
+    pytester: pytest.Pytester,
+) -> None:
+    xml = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        *SUITE, "--lethe-embedded", "--lethe-profile", "kip107", f"--junitxml={xml}"
+    )
+    result.assert_outcomes(passed=len(SCENARIOS))
+    cases = _testcases(xml)
+    assert set(cases) == {_item(s) for s in SCENARIOS}
+    assert all(len(case) == 0 for case in cases.values())  # no failure/skipped child
+
+
+@pytest.mark.slow
+def test_two_xdist_workers_run_every_scenario_once(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(*SUITE, "--lethe-embedded", "-n", "2")
+    result.assert_outcomes(passed=len(SCENARIOS))
+    result.stdout.fnmatch_lines(["*2 workers*"])
+
+
+@pytest.mark.slow
+def test_a_baselined_scenario_that_passes_is_a_strict_xpass_failure(
+    pytester: pytest.Pytester,
+) -> None:
+    baseline = pytester.path / "baseline.json"
+    entry = {"scenario": "kip107-golden-delete-records", "reason": "thought broken"}
+    baseline.write_text(json.dumps({"known_failures": [entry]}))
+    result = pytester.runpytest_subprocess(
+        *SUITE, "--lethe-embedded", f"--lethe-baseline={baseline}"
+    )
+    result.assert_outcomes(passed=len(SCENARIOS) - 1, failed=1)
+    result.stdout.fnmatch_lines(["*XPASS(strict)*thought broken*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.mark.slow
+def test_a_target_without_log_dir_skips_log_dir_scenarios_as_not_applicable(
+    pytester: pytest.Pytester, shared_broker: EmbeddedTarget
+) -> None:
+    # Only these: the others would wait on the wall clock, which this broker never moves.
+    needs_log_dir = [s for s, data in SCENARIOS.items() if "log-dir" in data["requires"]]  # type: ignore[operator]
+    assert needs_log_dir
+    xml = pytester.path / "junit.xml"
+    result = pytester.runpytest_subprocess(
+        *SUITE,
+        "--lethe-target",
+        shared_broker.bootstrap,
+        f"--junitxml={xml}",
+        "-k",
+        " or ".join(needs_log_dir),
+    )
+    cases = _testcases(xml)
+    for scenario_id in needs_log_dir:
+        skipped = cases[_item(scenario_id)].find("skipped")
+        assert skipped is not None, scenario_id
+        assert skipped.attrib["message"].startswith("NOT_APPLICABLE: ")
+        assert "log-dir" in skipped.attrib["message"]
+    result.assert_outcomes(skipped=len(needs_log_dir))
+
+
+def test_an_unreachable_target_is_a_one_line_usage_error(pytester: pytest.Pytester) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    result = pytester.runpytest_subprocess(*SUITE, "--lethe-target", address)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    lines = [line for line in result.stderr.lines if address in line]
+    assert len(lines) == 1
+    assert lines[0].startswith("ERROR: --lethe-target")
+
+
+def test_a_malformed_target_address_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(*SUITE, "--lethe-target", "no-port-here")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --lethe-target no-port-here*"])
+
+
+def test_without_a_target_option_the_suite_collects_nothing(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(*SUITE)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.assert_outcomes()
+
+
+def test_items_carry_profile_requirement_and_tag_markers(pytester: pytest.Pytester) -> None:
+    golden = SCENARIOS["kip107-golden-delete-records"]
+    requirement = golden["requirements"][0]  # type: ignore[index]
+    expression = f"kip107 and {marker_name(requirement)}"
+    result = pytester.runpytest_subprocess(
+        *SUITE, "--lethe-embedded", "--collect-only", "-q", "-m", expression
+    )
+    covering = [s for s, d in SCENARIOS.items() if requirement in d["requirements"]]  # type: ignore[operator]
+    result.stdout.fnmatch_lines([f"*{_item(s)}*" for s in covering])
+    assert f"{len(covering)}/{len(SCENARIOS)} tests collected" in result.stdout.str()
+
+
+def _result(outcome: Outcome, requirements: dict[str, Outcome]) -> ScenarioResult:
+    mismatch = Mismatch("$.steps[2].expect.low_watermark", '"5"', '"3"')
+    step = StepResult(2, "list_offsets", outcome, "wrong", (mismatch,))
+    return ScenarioResult(
+        "s-1", "s-1.json", "kip107", outcome, "steps[2]: wrong", requirements, (step,)
+    )
+
+
+def test_a_fail_message_names_json_path_expected_and_actual() -> None:
+    with pytest.raises(ConformanceFailureError) as caught:
+        check_result(_result(Outcome.FAIL, {"R-1": Outcome.FAIL}), Baseline())
+    assert type(caught.value) is ConformanceFailureError
+    message = str(caught.value)
+    assert message.startswith("FAIL: s-1")
+    assert '$.steps[2].expect.low_watermark: expected "5", actual "3"' in message
+
+
+def test_a_fail_of_baselined_requirements_only_is_a_known_failure() -> None:
+    baseline = Baseline.from_json({"known_failures": [{"requirement": "R-1", "reason": "x"}]})
+    with pytest.raises(KnownFailureError):
+        check_result(_result(Outcome.FAIL, {"R-1": Outcome.FAIL, "R-2": Outcome.PASS}), baseline)
+    with pytest.raises(ConformanceFailureError) as caught:
+        check_result(_result(Outcome.FAIL, {"R-1": Outcome.FAIL, "R-2": Outcome.FAIL}), baseline)
+    assert type(caught.value) is ConformanceFailureError
+
+
+def test_an_error_is_never_excused_by_the_baseline() -> None:
+    baseline = Baseline.from_json({"known_failures": [{"scenario": "s-1", "reason": "x"}]})
+    with pytest.raises(ConformanceFailureError) as caught:
+        check_result(_result(Outcome.ERROR, {"R-1": Outcome.ERROR}), baseline)
+    assert type(caught.value) is ConformanceFailureError
+
+
+@pytest.mark.parametrize(
+    "outcome", [Outcome.UNSUPPORTED, Outcome.NOT_APPLICABLE, Outcome.INCONCLUSIVE]
+)
+def test_ungraded_outcomes_skip_with_the_grade_first(outcome: Outcome) -> None:
+    with pytest.raises(pytest.skip.Exception, match=rf"^{outcome.name}: steps\[2\]: wrong$"):
+        check_result(_result(outcome, {"R-1": outcome}), Baseline())
