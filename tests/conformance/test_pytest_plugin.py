@@ -66,10 +66,16 @@ def test_every_kip107_scenario_passes_on_the_embedded_broker_and_junit_names_the
 
 
 @pytest.mark.slow
-def test_two_xdist_workers_run_every_scenario_once(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess(*SUITE, "--lethe-embedded", "-n", "2")
+def test_two_xdist_workers_run_every_scenario_once_each_with_its_own_log_dir(
+    pytester: pytest.Pytester,
+) -> None:
+    logs = pytester.path / "logs"
+    result = pytester.runpytest_subprocess(
+        *SUITE, "--lethe-embedded", "-n", "2", f"--lethe-log-dir={logs}"
+    )
     result.assert_outcomes(passed=len(SCENARIOS))
     result.stdout.fnmatch_lines(["*2 workers*"])
+    assert sorted(p.name for p in logs.iterdir()) == ["gw0", "gw1"]
 
 
 @pytest.mark.slow
