@@ -7,8 +7,9 @@ Exception``, ``RecordTooLargeException``, ...) and ``Errors.forException``
 turns each into a wire code. The reference broker keeps that split: storage
 code raises these classes, and the protocol layer reads ``error_name`` /
 ``error_code`` off the exception when it builds a response, so no handler
-needs its own table. ``error_name`` is the name in Kafka's ``Errors`` enum and
-``error_code`` its number (``clients/.../protocol/Errors.java``)::
+needs its own table. Each class names its error (``error_name``, as in Kafka's
+``Errors`` enum); its number is looked up in the protocol layer's error table,
+the one place codes live::
 
     LogError                                 (base: UNKNOWN_SERVER_ERROR -1)
     +- OffsetOutOfRangeError                 OFFSET_OUT_OF_RANGE 1
@@ -32,6 +33,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from lethe_formats.protocol.error_codes import ErrorCode
+
 __all__ = [
     "CorruptMessageError",
     "InvalidRecordError",
@@ -52,7 +55,11 @@ class LogError(Exception):
     """Base class: a storage operation Kafka would refuse with ``error_code``."""
 
     error_name: ClassVar[str] = "UNKNOWN_SERVER_ERROR"
-    error_code: ClassVar[int] = -1
+    error_code: ClassVar[int] = int(ErrorCode.UNKNOWN_SERVER_ERROR)
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls.error_code = int(ErrorCode[cls.error_name])
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -63,7 +70,6 @@ class OffsetOutOfRangeError(LogError):
     """A fetch or log-start-offset move outside [log start offset, LEO] / above the HW."""
 
     error_name = "OFFSET_OUT_OF_RANGE"
-    error_code = 1
 
 
 class RecordValidationError(LogError):
@@ -79,42 +85,36 @@ class CorruptMessageError(RecordValidationError):
     (in a produce request, or in a stored batch a lookup had to decode)."""
 
     error_name = "CORRUPT_MESSAGE"
-    error_code = 2
 
 
 class MessageTooLargeError(RecordValidationError):
     """RecordTooLargeException: a batch larger than ``max.message.bytes``."""
 
     error_name = "MESSAGE_TOO_LARGE"
-    error_code = 10
 
 
 class RecordListTooLargeError(RecordValidationError):
     """RecordBatchTooLargeException: the append is larger than ``segment.bytes``."""
 
     error_name = "RECORD_LIST_TOO_LARGE"
-    error_code = 18
 
 
 class InvalidTimestampError(RecordValidationError):
     """A record timestamp outside ``message.timestamp.{before,after}.max.ms``."""
 
     error_name = "INVALID_TIMESTAMP"
-    error_code = 32
 
 
 class UnsupportedCompressionTypeError(RecordValidationError):
     """A codec the topic or request version does not allow."""
 
     error_name = "UNSUPPORTED_COMPRESSION_TYPE"
-    error_code = 76
 
 
 class InvalidRecordError(RecordValidationError):
     """InvalidRecordException: a batch or record that breaks an append rule."""
 
     error_name = "INVALID_RECORD"
-    error_code = 87
 
 
 class UnknownCodecError(RecordValidationError):
@@ -131,4 +131,3 @@ class KafkaStorageError(LogError):
     """An I/O failure on a log directory (``KafkaStorageException``)."""
 
     error_name = "KAFKA_STORAGE_ERROR"
-    error_code = 56
