@@ -196,77 +196,76 @@ def _overrun(length: int, what: str, stream: IO[bytes], path: str, position: int
 
 
 class Bytes(AnyConstruct):
-    """``bytes``/``records``: a length then raw bytes, ``None`` for null."""
+    """``bytes``/``records``: a length then raw bytes, ``None`` for null.
+
+    :class:`String` reuses the framing (null, length checks, overrun) and
+    changes only the classic length width, the claim limit and the codec.
+    """
+
+    #: Width of the length in non-flexible versions.
+    classic: AnyConstruct = Int32
 
     def __init__(self, *, compact: bool, nullable: bool) -> None:
         super().__init__()
         self.compact = compact
         self.nullable = nullable
 
-    def _parse(self, stream: IO[bytes], context: Any, path: str) -> bytes | None:
+    def _check_claim(self, length: int, position: int, path: str) -> None:
+        """Refuse a claimed length before reading it (no limit for bytes)."""
+
+    def _decode(self, raw: bytes) -> Any:
+        return raw
+
+    def _encode(self, obj: Any, path: str) -> bytes:
+        return bytes(obj)
+
+    def _parse(self, stream: IO[bytes], context: Any, path: str) -> Any:
         position = stream.tell()
-        length = read_length(stream, context, path, compact=self.compact, classic=Int32)
+        length = read_length(stream, context, path, compact=self.compact, classic=self.classic)
         if length == -1:
             if self.nullable:
                 return None
             raise _null_error(stream, path, position)
+        self._check_claim(length, position, path)
         if length > remaining(stream):
             raise _overrun(length, "bytes", stream, path, position)
-        return bytes(stream.read(length))
+        return self._decode(bytes(stream.read(length)))
 
-    def _build(self, obj: bytes | None, stream: IO[bytes], context: Any, path: str) -> Any:
+    def _build(self, obj: Any, stream: IO[bytes], context: Any, path: str) -> Any:
         if obj is None:
             if not self.nullable:
                 raise ValueError(f"non-nullable field {field_name(path)} is None")
-            write_length(-1, stream, context, path, compact=self.compact, classic=Int32)
+            write_length(-1, stream, context, path, compact=self.compact, classic=self.classic)
             return obj
-        write_length(len(obj), stream, context, path, compact=self.compact, classic=Int32)
-        stream.write(bytes(obj))
-        return obj
-
-    def _sizeof(self, context: Any, path: str) -> int:
-        raise SizeofError("variable size", path=path)
-
-
-class String(AnyConstruct):
-    """A UTF-8 string (invalid sequences read as U+FFFD, as Java decodes them)."""
-
-    def __init__(self, *, compact: bool, nullable: bool) -> None:
-        super().__init__()
-        self.compact = compact
-        self.nullable = nullable
-
-    def _parse(self, stream: IO[bytes], context: Any, path: str) -> str | None:
-        position = stream.tell()
-        length = read_length(stream, context, path, compact=self.compact, classic=Int16)
-        if length == -1:
-            if self.nullable:
-                return None
-            raise _null_error(stream, path, position)
-        if length > STRING_MAX_BYTES:
-            name = field_name(path)
-            raise MalformedMessageError(
-                f"string field {name} had invalid length {length}", position=position, field=name
-            )
-        if length > remaining(stream):
-            raise _overrun(length, "bytes", stream, path, position)
-        return bytes(stream.read(length)).decode("utf-8", errors="replace")
-
-    def _build(self, obj: str | None, stream: IO[bytes], context: Any, path: str) -> Any:
-        if obj is None:
-            if not self.nullable:
-                raise ValueError(f"non-nullable field {field_name(path)} is None")
-            write_length(-1, stream, context, path, compact=self.compact, classic=Int16)
-            return obj
-        data = obj.encode("utf-8")
-        if len(data) > STRING_MAX_BYTES:
-            raise ValueError(f"{field_name(path)}: {len(data)} bytes is longer than 32767")
-        write_length(len(data), stream, context, path, compact=self.compact, classic=Int16)
+        data = self._encode(obj, path)
+        write_length(len(data), stream, context, path, compact=self.compact, classic=self.classic)
         stream.write(data)
         return obj
 
     def _sizeof(self, context: Any, path: str) -> int:
         raise SizeofError("variable size", path=path)
+
+
+class String(Bytes):
+    """A UTF-8 string (invalid sequences read as U+FFFD, as Java decodes them)."""
+
+    classic = Int16
+
+    def _check_claim(self, length: int, position: int, path: str) -> None:
+        if length > STRING_MAX_BYTES:
+            name = field_name(path)
+            raise MalformedMessageError(
+                f"string field {name} had invalid length {length}", position=position, field=name
+            )
+
+    def _decode(self, raw: bytes) -> str:
+        return raw.decode("utf-8", errors="replace")
+
+    def _encode(self, obj: Any, path: str) -> bytes:
+        data: bytes = obj.encode("utf-8")
+        if len(data) > STRING_MAX_BYTES:
+            raise ValueError(f"{field_name(path)}: {len(data)} bytes is longer than 32767")
+        return data
 
 
 class Array(AnyConstruct):
