@@ -117,6 +117,7 @@ _LOG = [
     ConfigKey("log.local.retention.ms", _L, -2, _at_least(-2)),
     ConfigKey("log.local.retention.bytes", _L, -2, _at_least(-2)),
     ConfigKey("remote.log.storage.system.enable", _B, False),
+    ConfigKey("log.tombstone.flag.enable", _B, False),  # KIP-87 extension
 ]
 
 _CLEANER = [

@@ -3,7 +3,8 @@
 Theory of operation
 -------------------
 For a topic, Kafka (``ConfigHelper.createTopicConfigEntry``) reports every topic
-config in :data:`~lethe_reference.config.topic.DESCRIBE_ORDER` with:
+config in :data:`~lethe_reference.config.topic.DESCRIBE_ORDER` (then lethe's
+extension configs, ``EXTENSION_TOPIC_CONFIGS``) with:
 
 * ``value``: the effective parsed value printed back (``convertToString``), so
   an override ``" 1 "`` of an INT reads ``1`` and a list reads ``a,b``;
@@ -38,7 +39,12 @@ from itertools import dropwhile
 from lethe_reference.config.broker import BrokerConfig
 from lethe_reference.config.broker_defs import BROKER_CONFIG_DEF, DYNAMIC_BROKER_CONFIGS
 from lethe_reference.config.log_config import effective_topic_values
-from lethe_reference.config.topic import DESCRIBE_ORDER, TOPIC_CONFIG_DEF, TOPIC_SYNONYMS
+from lethe_reference.config.topic import (
+    DESCRIBE_ORDER,
+    EXTENSION_TOPIC_CONFIGS,
+    TOPIC_CONFIG_DEF,
+    TOPIC_SYNONYMS,
+)
 from lethe_reference.config.values import ConfigType, to_config_string
 
 __all__ = [
@@ -126,7 +132,7 @@ def describe_topic_configs(
     broker = broker or BrokerConfig()
     values = effective_topic_values(overrides, broker)
     entries = []
-    for name in DESCRIBE_ORDER:
+    for name in DESCRIBE_ORDER + EXTENSION_TOPIC_CONFIGS:
         if keys and name not in keys:
             continue
         value = to_config_string(values[name])

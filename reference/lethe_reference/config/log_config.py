@@ -44,6 +44,7 @@ local_retention_ms                     int (-2 = use retention_ms)    -2
 local_retention_bytes                  int (-2 = use retention_bytes) -2
 remote_log_copy_disable                bool                           False
 remote_log_delete_on_disable           bool                           False
+tombstone_flag_enable (KIP-87)         bool                           False
 overridden                             frozenset[str] (topic names)   frozenset()
 =====================================  =============================  =====================
 
@@ -112,6 +113,7 @@ class LogConfig:
     local_retention_bytes: int = -2
     remote_log_copy_disable: bool = False
     remote_log_delete_on_disable: bool = False
+    tombstone_flag_enable: bool = False  # KIP-87 extension
     overridden: frozenset[str] = field(default=frozenset(), compare=False)
 
     @classmethod

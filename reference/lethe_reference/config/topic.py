@@ -20,6 +20,9 @@ has no override, highest priority first, with the factor turning the broker
 unit into the topic unit (``log.retention.hours`` x 3600000 = ``retention.ms``).
 Topic configs with no broker synonym fall back to their own default.
 
+Extension configs (:data:`EXTENSION_TOPIC_CONFIGS`, lethe's opt-in profiles, all
+off by default) are defined after Kafka's 33 and listed after them.
+
 :data:`DESCRIBE_ORDER` is the order Kafka 4.0 lists a topic's configs in
 DescribeConfigs (the iteration order of a Scala hash map over these 33 names,
 fixed for a fixed set of names), taken from the golden wire frames.
@@ -43,6 +46,7 @@ __all__ = [
     "CLEANUP_POLICIES",
     "COMPRESSION_TYPES",
     "DESCRIBE_ORDER",
+    "EXTENSION_TOPIC_CONFIGS",
     "LONG_MAX",
     "TIMESTAMP_TYPES",
     "TOPIC_CONFIG_DEF",
@@ -103,6 +107,8 @@ TOPIC_CONFIG_DEF = ConfigDef(
         ConfigKey("local.retention.bytes", _L, -2, _at_least(-2)),
         ConfigKey("remote.log.copy.disable", _B, False),
         ConfigKey("remote.log.delete.on.disable", _B, False),
+        # lethe extensions (EXTENSION_TOPIC_CONFIGS), after Kafka's own names
+        ConfigKey("tombstone.flag.enable", _B, False),  # KIP-87, catalog KIP87-CFG-1
     ]
 )
 
@@ -158,6 +164,7 @@ TOPIC_SYNONYMS: dict[str, tuple[BrokerSynonym, ...]] = {
     "message.timestamp.after.max.ms": _same("log.message.timestamp.after.max.ms"),
     "local.retention.ms": _same("log.local.retention.ms"),
     "local.retention.bytes": _same("log.local.retention.bytes"),
+    "tombstone.flag.enable": _same("log.tombstone.flag.enable"),
 }
 
 DESCRIBE_ORDER: tuple[str, ...] = (
@@ -196,5 +203,10 @@ DESCRIBE_ORDER: tuple[str, ...] = (
     "segment.index.bytes",
 )
 
-assert sorted(DESCRIBE_ORDER) == sorted(TOPIC_CONFIG_DEF.names())
+#: Topic configs of lethe's extension profiles (not in Kafka 4.0), in the order
+#: DescribeConfigs lists them, after :data:`DESCRIBE_ORDER`. A target offers an
+#: extension profile when DescribeConfigs lists its config (catalog *-DISC-1).
+EXTENSION_TOPIC_CONFIGS: tuple[str, ...] = ("tombstone.flag.enable",)
+
+assert sorted(DESCRIBE_ORDER + EXTENSION_TOPIC_CONFIGS) == sorted(TOPIC_CONFIG_DEF.names())
 assert set(TOPIC_SYNONYMS) <= set(TOPIC_CONFIG_DEF.names())

@@ -11,6 +11,7 @@ from lethe_reference.config import (
     describe_broker_configs,
     describe_topic_configs,
 )
+from lethe_reference.config.topic import EXTENSION_TOPIC_CONFIGS
 
 S = ConfigSource
 
@@ -119,7 +120,7 @@ def test_an_override_of_a_config_without_broker_synonym_has_one_synonym() -> Non
 def test_requested_keys_filter_and_keep_kafkas_order() -> None:
     entries = describe_topic_configs({}, keys=["segment.ms", "cleanup.policy", "no.such.key"])
     assert [e.name for e in entries] == ["cleanup.policy", "segment.ms"]
-    assert len(describe_topic_configs({}, keys=[])) == 33
+    assert len(describe_topic_configs({}, keys=[])) == 33 + len(EXTENSION_TOPIC_CONFIGS)
 
 
 def test_broker_resource_entries() -> None:
