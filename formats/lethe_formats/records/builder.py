@@ -3,9 +3,11 @@
 Theory of operation
 -------------------
 A :class:`RecordSpec` says what a producer sent (key, value, headers, absolute
-timestamp). The builders derive everything a Kafka writer derives, build the
-model values, and hand them to ``batch.encode_batch`` / ``legacy.encode_message``,
-so bytes are packed in exactly one place:
+timestamp, and the record's own attributes byte: 0 from every Kafka client, bit 0
+the KIP-87 tombstone flag of lethe's extension). The builders derive everything a
+Kafka writer derives, build the model values, and hand them to
+``batch.encode_batch`` / ``legacy.encode_message``, so bytes are packed in exactly
+one place:
 
 * ``baseTimestamp`` = the first record's timestamp, ``maxTimestamp`` = the
   largest (LogAppendTime: the broker time, which overrides them all; record
@@ -67,6 +69,16 @@ class RecordSpec:
     headers: tuple[Header, ...] = ()
     timestamp: int = NO_TIMESTAMP
     kip87_tombstone: bool = False
+    #: The record's own attributes byte, 0-255 (Kafka writes 0 and ignores it);
+    #: ``kip87_tombstone`` sets bit 0 on top of it.
+    attributes: int = 0
+
+    def attributes_byte(self) -> int:
+        """The attributes as the signed int8 a :class:`Record` holds."""
+        if not 0 <= self.attributes <= 0xFF:
+            raise ValueError(f"record attributes {self.attributes} is not a byte (0-255)")
+        value = self.attributes | (KIP87_TOMBSTONE_BIT if self.kip87_tombstone else 0)
+        return value - 0x100 if value >= 0x80 else value
 
 
 def _header(
@@ -134,7 +146,7 @@ def build_batch(
     base_timestamp = delete_horizon_ms if delete_horizon_ms is not None else records[0].timestamp
     built = tuple(
         Record(
-            attributes=KIP87_TOMBSTONE_BIT if spec.kip87_tombstone else 0,
+            attributes=spec.attributes_byte(),
             timestamp_delta=spec.timestamp - base_timestamp,
             offset_delta=delta,
             key=spec.key,
@@ -239,8 +251,8 @@ def build_legacy_message_set(
     """v0/v1 messages for ``records``: one entry each, or one compressed wrapper."""
     if magic not in (0, 1):
         raise ValueError(f"legacy messages have magic 0 or 1, not {magic}")
-    if any(spec.headers or spec.kip87_tombstone for spec in records):
-        raise ValueError("v0/v1 messages have no headers and no KIP-87 flag")
+    if any(spec.headers or spec.kip87_tombstone or spec.attributes for spec in records):
+        raise ValueError("v0/v1 messages have no headers, no record attributes, no KIP-87 flag")
     if not records:
         return b""
     append_time = timestamp_type is TimestampType.LOG_APPEND_TIME and magic == 1
