@@ -23,7 +23,8 @@ controller):
 3. validation of the complete new set (:func:`validate_topic_configs`):
    ``Unknown topic config name: <k>``, then every value parsed and validated with
    the topic definitions on top of the broker-derived defaults (``Invalid value
-   ...``), then the cross-config rules (compaction lags, tiered storage).
+   ...``), then the cross-config rules (compaction lags, KIP-68 consumed retention
+   within ``retention.ms``, tiered storage).
 
 Legacy AlterConfigs replaces the whole set: keys not in the request are deleted.
 """
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from lethe_reference.config.broker import BrokerConfig
 from lethe_reference.config.broker_defs import BROKER_CONFIG_DEF
 from lethe_reference.config.definition import ConfigDef
-from lethe_reference.config.errors import InvalidConfigError, InvalidRequestError
+from lethe_reference.config.errors import InvalidConfigError, InvalidRequestError, invalid_value
 from lethe_reference.config.topic import TOPIC_CONFIG_DEF
 from lethe_reference.config.values import ConfigType, ConfigValue
 
@@ -116,6 +117,7 @@ def validate_topic_configs(
             raise InvalidConfigError(f"Unknown topic config name: {name}")
     values = TOPIC_CONFIG_DEF.parse({**broker.log_config_defaults(), **configs})
     _check_compaction_lags(values)
+    _check_consumed_retention(values)
     _check_remote_storage(values, broker, existing or {})
     return values
 
@@ -128,6 +130,22 @@ def _check_compaction_lags(values: Mapping[str, ConfigValue]) -> None:
             "conflict topic config setting min.compaction.lag.ms "
             f"({low}) > max.compaction.lag.ms ({high})"
         )
+
+
+def _check_consumed_retention(values: Mapping[str, ConfigValue]) -> None:
+    """KIP-68 (catalog KIP68-CFG-3): ``retention.commitoffset.ms`` within ``retention.ms``,
+    checked as Kafka checks ``local.retention.ms`` (-2 always passes; with an unlimited
+    ``retention.ms`` every value does)."""
+    retention, consumed = values["retention.ms"], values["retention.commitoffset.ms"]
+    assert isinstance(retention, int) and isinstance(consumed, int)
+    if retention == -1 or consumed == -2:
+        return
+    if consumed == -1:
+        reason = f"Value must not be -1 as retention.ms value is set as {retention}"
+        raise invalid_value("retention.commitoffset.ms", "-1", reason)
+    if consumed > retention:
+        reason = f"Value must not be more than retention.ms property value: {retention}"
+        raise invalid_value("retention.commitoffset.ms", str(consumed), reason)
 
 
 def _check_remote_storage(

@@ -138,6 +138,9 @@ class BrokerConfig:
         retention = derived["retention.ms"]
         assert isinstance(retention, int)
         derived["retention.ms"] = max(retention, -1)
+        consumed = derived.get("retention.commitoffset.ms")  # KIP-68: -2 kept, as .ms allows it
+        if isinstance(consumed, int) and consumed < -2:
+            derived["retention.commitoffset.ms"] = -1
         return derived
 
     # -- dynamic changes ---------------------------------------------------------------

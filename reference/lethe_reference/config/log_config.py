@@ -45,6 +45,8 @@ local_retention_bytes                  int (-2 = use retention_bytes) -2
 remote_log_copy_disable                bool                           False
 remote_log_delete_on_disable           bool                           False
 tombstone_flag_enable (KIP-87)         bool                           False
+retention_commitoffset_enable (KIP-68) bool                           False
+retention_commitoffset_ms (KIP-68)     int (-2 = use retention_ms)    -2
 overridden                             frozenset[str] (topic names)   frozenset()
 =====================================  =============================  =====================
 
@@ -114,6 +116,8 @@ class LogConfig:
     remote_log_copy_disable: bool = False
     remote_log_delete_on_disable: bool = False
     tombstone_flag_enable: bool = False  # KIP-87 extension
+    retention_commitoffset_enable: bool = False  # KIP-68 extension
+    retention_commitoffset_ms: int = -2  # KIP-68 extension
     overridden: frozenset[str] = field(default=frozenset(), compare=False)
 
     @classmethod

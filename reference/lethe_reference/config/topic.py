@@ -109,6 +109,9 @@ TOPIC_CONFIG_DEF = ConfigDef(
         ConfigKey("remote.log.delete.on.disable", _B, False),
         # lethe extensions (EXTENSION_TOPIC_CONFIGS), after Kafka's own names
         ConfigKey("tombstone.flag.enable", _B, False),  # KIP-87, catalog KIP87-CFG-1
+        # KIP-68, catalog KIP68-CFG-1/2; cross-checked with retention.ms (KIP68-CFG-3)
+        ConfigKey("retention.commitoffset.enable", _B, False),
+        ConfigKey("retention.commitoffset.ms", _L, -2, _at_least(-2)),
     ]
 )
 
@@ -165,6 +168,12 @@ TOPIC_SYNONYMS: dict[str, tuple[BrokerSynonym, ...]] = {
     "local.retention.ms": _same("log.local.retention.ms"),
     "local.retention.bytes": _same("log.local.retention.bytes"),
     "tombstone.flag.enable": _same("log.tombstone.flag.enable"),
+    "retention.commitoffset.enable": _same("log.retention.commitoffset.enable"),
+    "retention.commitoffset.ms": (
+        BrokerSynonym("log.retention.commitoffset.ms"),
+        BrokerSynonym("log.retention.commitoffset.minutes", _MINUTE_MS),
+        BrokerSynonym("log.retention.commitoffset.hours", _HOUR_MS),
+    ),
 }
 
 DESCRIBE_ORDER: tuple[str, ...] = (
@@ -206,7 +215,11 @@ DESCRIBE_ORDER: tuple[str, ...] = (
 #: Topic configs of lethe's extension profiles (not in Kafka 4.0), in the order
 #: DescribeConfigs lists them, after :data:`DESCRIBE_ORDER`. A target offers an
 #: extension profile when DescribeConfigs lists its config (catalog *-DISC-1).
-EXTENSION_TOPIC_CONFIGS: tuple[str, ...] = ("tombstone.flag.enable",)
+EXTENSION_TOPIC_CONFIGS: tuple[str, ...] = (
+    "tombstone.flag.enable",
+    "retention.commitoffset.enable",
+    "retention.commitoffset.ms",
+)
 
 assert sorted(DESCRIBE_ORDER + EXTENSION_TOPIC_CONFIGS) == sorted(TOPIC_CONFIG_DEF.names())
 assert set(TOPIC_SYNONYMS) <= set(TOPIC_CONFIG_DEF.names())
