@@ -13,11 +13,22 @@ Theory of operation
 Then ``MemoryRecordsBuilder`` writes a new batch: offsets from the log end
 offset with deltas 0..n-1, ``baseTimestamp`` = the first record's timestamp,
 every record keeping its key, value, headers and timestamp, record attributes
-0, the producer id/epoch/sequence and transactional flag of the original, the
+0 (``DefaultRecord.writeTo`` writes the byte as 0; KIP-87 extension: the bits
+of ``record_attribute_mask`` are copied instead, see below), the producer
+id/epoch/sequence and transactional flag of the original, the
 topic's timestamp type, and ``maxTimestamp`` = the largest record timestamp or
 the log append time. Snappy is written in the xerial framing, as the Java
 library Kafka uses writes it. The compressed bytes may differ from Java's
 (other compressor), which no client can observe: only the records matter.
+
+KIP-87 (lethe extension, catalog KIP87-BIT-4/5): with ``tombstone.flag.enable``
+the validator passes ``record_attribute_mask = 0x01`` so each record's tombstone
+bit survives the rebuild; with the flag off the mask is 0 and the byte is
+written as Kafka writes it::
+
+    record attributes   Kafka / flag off   flag on
+    in place (patch)    kept as sent       kept as sent
+    rebuilt             0x00               sent & 0x01
 """
 
 from __future__ import annotations
@@ -71,13 +82,22 @@ def rebuild_batch(
     leader_epoch: int,
     log_append_time: int | None,
     target_compression: str,
+    record_attribute_mask: int = 0,
 ) -> bytes:
-    """A new batch holding ``batch``'s records, as ``MemoryRecordsBuilder`` writes it."""
+    """A new batch holding ``batch``'s records, as ``MemoryRecordsBuilder`` writes it;
+    ``record_attribute_mask``: record attribute bits copied (KIP-87), 0 as in Kafka."""
     old = batch.header
     stamps = [batch.timestamp_of(record) for record in batch.records]
     base_timestamp = stamps[0] if stamps else NO_TIMESTAMP
     records = tuple(
-        Record(0, stamp - base_timestamp, index, record.key, record.value, record.headers)
+        Record(
+            record.attributes & record_attribute_mask,
+            stamp - base_timestamp,
+            index,
+            record.key,
+            record.value,
+            record.headers,
+        )
         for index, (record, stamp) in enumerate(zip(batch.records, stamps, strict=True))
     )
     kind = TimestampType.CREATE_TIME if log_append_time is None else TimestampType.LOG_APPEND_TIME

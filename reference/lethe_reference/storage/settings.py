@@ -108,6 +108,12 @@ class LogSettings(Protocol):
         ...
 
     @property
+    def tombstone_flag_enable(self) -> bool:
+        """``tombstone.flag.enable`` (KIP-87 extension): record attribute bit 0 is kept
+        through every rewrite and marks a tombstone for the cleaner."""
+        ...
+
+    @property
     def compact(self) -> bool:
         """``cleanup.policy`` contains ``compact``."""
         ...
@@ -137,6 +143,7 @@ class StorageSettings:
     message_timestamp_after_max_ms: int = 3600000  # KIP-1030, 4.0
     compression_type: str = "producer"
     cleanup_policy: tuple[str, ...] = ("delete",)
+    tombstone_flag_enable: bool = False  # KIP-87 extension, off as in Kafka
 
     @property
     def compact(self) -> bool:

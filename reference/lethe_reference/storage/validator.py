@@ -38,7 +38,10 @@ header fields change::
 (``setLastOffset``, ``setPartitionLeaderEpoch``, ``setMaxTimestamp``.) Kafka
 rebuilds a batch only when the topic's ``compression.type`` differs from the
 batch's codec or when a compressed batch's inner offset deltas are not 0..n-1;
-:mod:`.rebuild` does that here too.
+:mod:`.rebuild` does that here too. Records' own attributes bytes are never
+looked at (Kafka reads and ignores them): in place they stay as sent, rebuilt
+they are 0, except bit 0 on a ``tombstone.flag.enable`` topic (KIP-87
+extension, see :mod:`.rebuild`).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from lethe_formats.model import (
     COMPRESSION_MASK,
     CONTROL_BIT,
     DELETE_HORIZON_BIT,
+    KIP87_TOMBSTONE_BIT,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_BIT,
@@ -123,6 +127,7 @@ def validate_and_assign_offsets(
             leader_epoch=leader_epoch,
             log_append_time=now_ms if append_time else None,
             target_compression=target_compression,
+            record_attribute_mask=KIP87_TOMBSTONE_BIT if settings.tombstone_flag_enable else 0,
         )
         _check_size(len(rebuilt), settings, topic_partition)
         return _result(rebuilt, now_ms if append_time else NO_TIMESTAMP, rebuilt=True)
