@@ -6,13 +6,21 @@ UpdateMetadata, ControlledShutdown) were ZooKeeper-era inter-broker APIs that a
 Kafka 4.0 broker no longer serves, kept so a log line can still name them. An
 API key is only *served* when ``registry`` has a message definition for it; an
 unknown number is not an error here (use :func:`api_name`), only there.
+
+Extension APIs. lethe's KIP extensions take the key 10000 + the KIP number
+(:data:`EXTENSION_API_BASE`; Kafka allocates keys sequentially below 100, so
+they never collide): ``DELETE_PARTITIONS`` (10694, KIP-694). They are not
+Kafka's; a broker advertises one only when its extension is enabled.
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["ApiKey", "api_name"]
+__all__ = ["EXTENSION_API_BASE", "ApiKey", "api_name", "is_extension_api"]
+
+#: First key of lethe's extension APIs (10000 + KIP number).
+EXTENSION_API_BASE = 10000
 
 
 class ApiKey(IntEnum):
@@ -106,6 +114,13 @@ class ApiKey(IntEnum):
     WRITE_SHARE_GROUP_STATE = 85
     DELETE_SHARE_GROUP_STATE = 86
     READ_SHARE_GROUP_STATE_SUMMARY = 87
+    #: lethe extension, KIP-694 (not a Kafka API).
+    DELETE_PARTITIONS = 10694
+
+
+def is_extension_api(api_key: int) -> bool:
+    """Whether ``api_key`` is one of lethe's extension APIs, not Kafka's."""
+    return api_key >= EXTENSION_API_BASE
 
 
 def api_name(api_key: int) -> str:

@@ -16,6 +16,11 @@ advertises in ApiVersions, so :func:`supported_versions` is what the reference
 broker advertises. (Produce: 4.0 advertises 0-12 although it rejects v0-2
 requests, a workaround for librdkafka, KAFKA-18659; the definition covers v0-2
 so the bytes can still be decoded.)
+
+Extension APIs (keys from 10000, :func:`~lethe_formats.protocol.api_keys.is_extension_api`)
+are defined here like any other, so clients can speak them, but
+:func:`supported_versions` leaves them out unless asked: they are not what
+Kafka 4.0 advertises, and a broker lists one only when it is enabled.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from lethe_formats.protocol import messages
-from lethe_formats.protocol.api_keys import api_name
+from lethe_formats.protocol.api_keys import api_name, is_extension_api
 from lethe_formats.protocol.exceptions import UnknownApiKeyError, UnsupportedVersionError
 from lethe_formats.protocol.headers import request_header_version, response_header_version
 from lethe_formats.protocol.schema import MESSAGES, Struct, Versions, message_info
@@ -137,7 +142,11 @@ def header_versions(api_key: int, version: int) -> tuple[int, int]:
     return request_header_version(flexible), response_header_version(api_key, flexible)
 
 
-def supported_versions() -> tuple[tuple[int, int, int], ...]:
-    """``(api_key, min_version, max_version)`` of every defined API, by key:
-    what the reference broker lists in its ApiVersions response."""
-    return tuple((spec.api_key, spec.min_version, spec.max_version) for spec in apis().values())
+def supported_versions(*, extensions: bool = False) -> tuple[tuple[int, int, int], ...]:
+    """``(api_key, min_version, max_version)`` of every defined Kafka API, by key
+    (what Kafka 4.0 advertises), plus the extension APIs when ``extensions``."""
+    return tuple(
+        (spec.api_key, spec.min_version, spec.max_version)
+        for spec in apis().values()
+        if extensions or not is_extension_api(spec.api_key)
+    )

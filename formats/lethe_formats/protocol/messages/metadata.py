@@ -10,9 +10,17 @@ Response: ``throttle_time_ms`` (v3+), ``brokers [node_id, host, port, rack
 (v1+, nullable)]``, ``cluster_id`` (v2+, nullable), ``controller_id`` (v1+,
 -1), ``topics [error_code, name (nullable v12+), topic_id (v10+), is_internal
 (v1+), partitions [error_code, partition_index, leader_id, leader_epoch (v7+),
-replica_nodes, isr_nodes, offline_replicas (v5+)], topic_authorized_operations
+replica_nodes, isr_nodes, offline_replicas (v5+), mode (tag 10694, v9+)],
+topic_authorized_operations
 (v8+)]``, ``cluster_authorized_operations`` (v8-10), ``error_code`` (v13+).
 Authorized-operations fields default to INT32_MIN ("not requested").
+
+KIP-694 (a lethe extension, catalog KIP694-META-1): a partition's mode travels
+as **tagged field 10694** (int8) in the flexible versions, written only when it
+is not ReadWrite (0); ReadOnly is 1, None is -1. Kafka's own decoders skip a
+tag they do not know, and a ReadWrite partition's bytes are exactly Kafka's.
+Versions below 9 cannot carry it (no tagged fields): the broker reports such
+partitions otherwise (LEADER_NOT_AVAILABLE, KIP694-META-2).
 """
 
 # proto() returns a dataclasses.field; ruff cannot tell (RUF009 on non-builtin types).
@@ -24,6 +32,7 @@ from dataclasses import dataclass
 
 from lethe_formats.protocol.schema import (
     BOOL,
+    INT8,
     INT16,
     INT32,
     STRING,
@@ -37,6 +46,7 @@ from lethe_formats.protocol.schema import (
 
 __all__ = [
     "AUTHORIZED_OPERATIONS_OMITTED",
+    "PARTITION_MODE_TAG",
     "MetadataRequest",
     "MetadataRequestTopic",
     "MetadataResponse",
@@ -44,6 +54,9 @@ __all__ = [
     "MetadataResponsePartition",
     "MetadataResponseTopic",
 ]
+
+#: The tag of the KIP-694 partition mode (catalog KIP694-META-1).
+PARTITION_MODE_TAG = 10694
 
 #: Kafka's default for the authorized-operations bit fields (-2147483648).
 AUTHORIZED_OPERATIONS_OMITTED = -(1 << 31)
@@ -83,6 +96,8 @@ class MetadataResponsePartition(Struct):
     replica_nodes: tuple[int, ...] = proto(array(INT32), "0+")
     isr_nodes: tuple[int, ...] = proto(array(INT32), "0+")
     offline_replicas: tuple[int, ...] = proto(array(INT32), "5+", ignorable=True)
+    #: KIP-694 mode: 0 ReadWrite (never written), 1 ReadOnly, -1 None.
+    mode: int = proto(INT8, "9+", tag=PARTITION_MODE_TAG)
 
 
 @dataclass(frozen=True, slots=True)
