@@ -55,7 +55,6 @@ from lethe_formats.model import (
     COMPRESSION_MASK,
     CONTROL_BIT,
     DELETE_HORIZON_BIT,
-    KIP87_TOMBSTONE_BIT,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_BIT,
@@ -70,6 +69,7 @@ from lethe_formats.records.scan import LogScanner, ScannedEntry, decode_records
 from lethe_reference.storage import errors
 from lethe_reference.storage.rebuild import needs_rebuild, rebuild_batch
 from lethe_reference.storage.settings import LogSettings
+from lethe_reference.storage.tombstones import record_attribute_mask
 
 __all__ = ["ValidatedBatch", "validate_and_assign_offsets"]
 
@@ -127,7 +127,7 @@ def validate_and_assign_offsets(
             leader_epoch=leader_epoch,
             log_append_time=now_ms if append_time else None,
             target_compression=target_compression,
-            record_attribute_mask=KIP87_TOMBSTONE_BIT if settings.tombstone_flag_enable else 0,
+            record_attribute_mask=record_attribute_mask(settings),
         )
         _check_size(len(rebuilt), settings, topic_partition)
         return _result(rebuilt, now_ms if append_time else NO_TIMESTAMP, rebuilt=True)
