@@ -13,6 +13,13 @@ any other name (``__consumer_offsets``) is used as written. On-disk checks
 compare only this scenario's topics, so other scenarios' partitions in the
 same log dir never disturb them.
 
+Some expected values depend on the target's clock (a delete horizon is the
+cleaning's start time plus ``delete.retention.ms``). A step can capture such a
+value under a name (``produce``'s ``capture.log_append_time``: the broker's
+time, read from the Produce response of a LogAppendTime topic), and a later
+expectation refers to it as ``{"ref": name, "plus": "6000"}``;
+:meth:`RunContext.value` resolves both forms.
+
 The connection is opened lazily and dropped after anything that may have cut
 it (a restart, a clock jump that can outlast ``connections.max.idle.ms``);
 the next request reconnects.
@@ -26,13 +33,14 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from lethe_formats.protocol.error_codes import error_name
 
 from lethe_conformance.client.connection import KafkaConnection
 from lethe_conformance.outcomes import Mismatch
-from lethe_conformance.scenarios.model import Scenario
+from lethe_conformance.scenarios.model import Scenario, ScenarioError
 from lethe_conformance.targets.base import Target
 
 __all__ = ["Expectations", "RunContext", "render"]
@@ -51,6 +59,7 @@ class RunContext:
         symbols = [t.symbol for t in scenario.topics] + list(scenario.absent_topics)
         self.topics = {symbol: self._name(symbol) for symbol in symbols}
         self._conn: KafkaConnection | None = None
+        self.values: dict[str, int] = {}
 
     @property
     def virtual_clock(self) -> bool:
@@ -76,6 +85,23 @@ class RunContext:
             if real == name:
                 return symbol
         return name
+
+    def capture(self, name: str, value: int) -> None:
+        """Remember ``value`` under ``name`` for later ``{"ref": name}`` expectations."""
+        self.values[name] = value
+
+    def value(self, spec: str | Mapping[str, str]) -> int:
+        """An int64 expectation: a decimal string, or ``{"ref": name, "plus": int64}``.
+
+        A name no earlier step captured is a scenario error (the loader checks
+        the order, so this only happens when the capturing step was skipped).
+        """
+        if isinstance(spec, str):
+            return int(spec)
+        name = spec["ref"]
+        if name not in self.values:
+            raise ScenarioError(self.scenario.source, "", f"value {name!r} was never captured")
+        return self.values[name] + int(spec.get("plus", "0"))
 
     def group(self, symbol: str) -> str:
         return self._name(symbol)

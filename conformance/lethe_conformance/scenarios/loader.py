@@ -14,7 +14,8 @@ with the file and a location:
 3. cross-field rules: ``id`` equals the file name; step ``requirements`` are a
    subset of the scenario's; every capability an op needs is in ``requires``
    (also inside ``wait.until``); error names are Kafka's; replayed topics are
-   declared in setup and the fixture folders exist;
+   declared in setup and the fixture folders exist; every ``{"ref": name}``
+   names a value an earlier step captured;
 4. every requirement ID exists in the requirement catalog (the message names
    the scenario and the ID). By default the catalog is fixtures/requirements/;
    ``known_requirements`` gives another set of IDs, and ``check_catalog=False``
@@ -150,6 +151,7 @@ def _check_rules(data: Mapping[str, Any], path: Path) -> None:
         raise ScenarioError(source, "$.id", f"id {data['id']!r} differs from the file name")
     covered = set(data["requirements"])
     requires = set(data["requires"])
+    captured: set[str] = set()
     for index, step in enumerate(data["steps"]):
         where = f"$.steps[{index}]"
         extra = set(step.get("requirements", ())) - covered
@@ -165,6 +167,12 @@ def _check_rules(data: Mapping[str, Any], path: Path) -> None:
                 raise ScenarioError(source, where, f"op {op!r} needs {needed!r} in $.requires")
         if step["op"] == "produce" and "replay" in step:
             _check_fixture(step["replay"], source, f"{where}.replay")
+        for json_path, name in _refs(step, where):
+            if name not in captured:
+                raise ScenarioError(
+                    source, json_path, f"value {name!r} is captured by no earlier step"
+                )
+        captured.update(step.get("capture", {}).values())
     for json_path, name in _error_names(data, "$"):
         if name not in ErrorCode.__members__:
             raise ScenarioError(source, json_path, f"unknown Kafka error name {name!r}")
@@ -202,6 +210,18 @@ def _ops(step: Mapping[str, Any]) -> Iterator[str]:
     yield step["op"]
     if step["op"] == "wait":
         yield from _ops(step["until"])
+
+
+def _refs(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(JSON path, name) of every ``{"ref": name}`` value reference in a step."""
+    if isinstance(value, dict):
+        if isinstance(value.get("ref"), str):
+            yield f"{path}.ref", value["ref"]
+        for key, item in value.items():
+            yield from _refs(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _refs(item, f"{path}[{index}]")
 
 
 def _error_names(value: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -9,6 +9,10 @@ Only for targets with the ``log-dir`` capability. Per partition folder
                            live segment (records below the log start offset
                            stay on disk until a whole segment goes, KIP107-DEL-8)
 ``leader_epoch_checkpoint`` the partition's ``leader-epoch-checkpoint`` entries
+``batches``                every batch of the live segments, oldest first, each
+                           compared on the header fields it lists (the delete
+                           horizon bit and value, offsets kept, crc: see
+                           :mod:`.batches`)
 
 Root checkpoints are read strictly (version, count line, field counts: the
 reader Kafka's ``CheckpointFile`` is), and only this scenario's topics are
@@ -32,6 +36,7 @@ from lethe_formats.storage.checkpoint import read_leader_epoch_checkpoint, read_
 from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import Expectations, RunContext
 from lethe_conformance.scenarios.model import int64
+from lethe_conformance.scenarios.ops.batches import FoundBatch, judge_batches
 from lethe_conformance.scenarios.ops.registry import op
 from lethe_conformance.targets.base import LOG_DIR, CapabilityMissingError
 
@@ -84,6 +89,24 @@ def _check_partition(
         exp.equal(
             f"{path}.leader_epoch_checkpoint", wanted, _epochs(folder / "leader-epoch-checkpoint")
         )
+    if "batches" in entry:
+        found = _batches(folder, segments)
+        if isinstance(found, str):
+            exp.equal(f"{path}.batches", "readable segments", found)
+        else:
+            judge_batches(ctx, exp, f"{path}.batches", entry["batches"], found)
+
+
+def _batches(folder: Path, segments: list[int]) -> list[FoundBatch] | str:
+    """Every entry of the live segments in offset order, or why they do not read."""
+    found: list[FoundBatch] = []
+    for base in segments:
+        log = folder / f"{base:020d}.log"
+        try:
+            found.extend(FoundBatch(e, base) for e in read_log(log.read_bytes(), file=str(log)))
+        except (OSError, FormatError) as error:
+            return f"unreadable segment: {error}"
+    return found
 
 
 def _first_offset(folder: Path, segments: list[int]) -> int | str | None:

@@ -12,11 +12,14 @@ reason.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
 from typing import Any
 
+from lethe_formats.errors import TruncatedError
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.model import Compression, Header
-from lethe_formats.records.builder import RecordSpec
+from lethe_formats.records.builder import RecordSpec, build_batch
+from lethe_formats.records.scan import read_log
 
 from lethe_conformance.client import calls
 from lethe_conformance.client.batches import (
@@ -30,6 +33,7 @@ from lethe_conformance.client.batches import (
 from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import Expectations, RunContext
 from lethe_conformance.scenarios.model import ReplaySpec, error_code, int64, to_bytes
+from lethe_conformance.scenarios.ops.batches import FoundBatch, judge_batches
 from lethe_conformance.scenarios.ops.partitions import collect, judge, requested
 from lethe_conformance.scenarios.ops.registry import op
 
@@ -64,13 +68,24 @@ def produce_payloads(data: Mapping[str, Any]) -> list[bytes]:
     """One records blob per Produce request: built batches, or replayed fixture batches."""
     if "replay" in data:
         return replay_entries(ReplaySpec.from_json(data["replay"]))
-    return [
-        build_records(
-            [_record(r) for r in batch["records"]],
-            compression=_CODECS[batch.get("compression", "none")],
-        )
-        for batch in data["batches"]
-    ]
+    return [_batch(batch) for batch in data["batches"]]
+
+
+def _batch(batch: Mapping[str, Any]) -> bytes:
+    """A built batch; with ``producer`` an idempotent one (producer id, epoch, base sequence)."""
+    records = [_record(r) for r in batch["records"]]
+    codec = _CODECS[batch.get("compression", "none")]
+    producer = batch.get("producer")
+    if producer is None:
+        return build_records(records, compression=codec)
+    return build_batch(
+        records,
+        base_offset=0,
+        compression=codec,
+        producer_id=int64(producer["producer_id"]),
+        producer_epoch=producer["producer_epoch"],
+        base_sequence=producer["base_sequence"],
+    )
 
 
 def _record(data: Mapping[str, Any]) -> RecordSpec:
@@ -104,6 +119,8 @@ def produce(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatc
             continue
         exp.error(f"{path}.expect.error (batch {index})", wanted, answers[0].error_code)
         offsets.append(answers[0].base_offset)
+        for name in data.get("capture", {}).values():
+            ctx.capture(name, answers[0].log_append_time_ms)
     if "base_offsets" in expect:
         exp.equal(
             f"{path}.expect.base_offsets", [int64(o) for o in expect["base_offsets"]], offsets
@@ -206,7 +223,17 @@ def fetch(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]
         _judge_records(
             exp, f"{where}.records", expect["records"], visible_records(got.records, offset)
         )
+    if "batches" in expect:
+        judge_batches(ctx, exp, f"{where}.batches", expect["batches"], _fetched(got.records))
     return exp.mismatches
+
+
+def _fetched(data: bytes | None) -> list[FoundBatch]:
+    """The whole entries of a Fetch records blob (a torn last one is left out)."""
+    found: list[FoundBatch] = []
+    with suppress(TruncatedError):  # cut at max_bytes: consumers skip it too
+        found.extend(FoundBatch(entry) for entry in read_log(data or b""))
+    return found
 
 
 def _judge_records(
@@ -321,15 +348,21 @@ def alter_configs(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[M
 
 @op("describe_configs")
 def describe_configs(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
-    topic = ctx.topic(data["topic"])
+    """DescribeConfigs of the step's topic, or (``resource: broker``) of the broker the
+    connection reached: the first broker Metadata lists, by its node id."""
+    if data.get("resource") == "broker":
+        kind, name, label = calls.RESOURCE_BROKER, _broker_id(ctx), "the broker"
+    else:
+        kind, name = calls.RESOURCE_TOPIC, ctx.topic(data["topic"])
+        label = f"topic {data['topic']}"
     response = calls.describe_configs(
-        ctx.conn(), calls.RESOURCE_TOPIC, topic, data.get("names"), version=data.get("version")
+        ctx.conn(), kind, name, data.get("names"), version=data.get("version")
     )
     exp = Expectations()
     expect = data.get("expect", {})
-    answers = [r for r in response.results if r.resource_name == topic]
+    answers = [r for r in response.results if r.resource_name == name]
     if len(answers) != 1:
-        exp.missing(path, f"one result for topic {data['topic']}")
+        exp.missing(path, f"one result for {label}")
         return exp.mismatches
     got = answers[0]
     exp.error(f"{path}.expect.error", error_code(expect.get("error", "NONE")), got.error_code)
@@ -337,3 +370,8 @@ def describe_configs(ctx: RunContext, data: Mapping[str, Any], path: str) -> lis
     for name, value in expect.get("configs", {}).items():
         exp.equal(f"{path}.expect.configs.{name}", value, values.get(name, "<absent>"))
     return exp.mismatches
+
+
+def _broker_id(ctx: RunContext) -> str:
+    brokers = calls.metadata(ctx.conn(), []).brokers
+    return str(brokers[0].node_id) if brokers else "0"
