@@ -1,0 +1,125 @@
+"""Column-wise row buffers for the audit tables, and the one way a fault becomes a problem row.
+
+Theory of operation
+-------------------
+Tasks decode millions of records; building a Python tuple or ``Row`` per
+record and converting it afterwards would cost more than decoding. Rows are
+therefore kept as one Python list per column (:class:`Columns`), in the
+order of the table's schema, and a whole batch's records are appended with
+one list comprehension per column (:meth:`Columns.extend`, constants
+broadcast). The data source turns the lists into Arrow arrays in one call per
+column (:mod:`lethe_tools.audit.datasource`).
+
+:func:`problem_row` is the single place where an exception is turned into a
+``problems`` row: typed :class:`~lethe_formats.errors.FormatError` s keep their
+file, absolute position and field; anything else (an ``OSError``, a bug) keeps
+its class name and message with the item's file, so no task ever fails.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lethe_formats.errors import FormatError
+
+from lethe_tools.audit.discover import Item
+from lethe_tools.audit.schemas import TABLES
+
+__all__ = ["Columns", "Tables", "problem_row"]
+
+
+class Columns:
+    """The rows of one table so far, one list per column."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+        self.names = tuple(TABLES[table].fieldNames())
+        self.data: dict[str, list[Any]] = {name: [] for name in self.names}
+        self.count = 0
+
+    def add(self, row: tuple[Any, ...]) -> None:
+        """Append one row given in schema order."""
+        for column, value in zip(self.data.values(), row, strict=True):
+            column.append(value)
+        self.count += 1
+
+    def extend(self, count: int, **columns: Any) -> None:
+        """Append ``count`` rows: a list per varying column, a plain value for a constant one."""
+        for name in self.names:
+            value = columns[name]
+            if isinstance(value, list):
+                self.data[name].extend(value)
+            else:
+                self.data[name].extend([value] * count)
+        self.count += count
+
+    def take(self) -> dict[str, list[Any]]:
+        """The buffered columns; the buffer starts empty again."""
+        data = self.data
+        self.data = {name: [] for name in self.names}
+        self.count = 0
+        return data
+
+
+class Tables:
+    """One :class:`Columns` per audit table."""
+
+    def __init__(self) -> None:
+        self.partitions = Columns("partitions")
+        self.segments = Columns("segments")
+        self.batches = Columns("batches")
+        self.records = Columns("records")
+        self.indexes = Columns("indexes")
+        self.checkpoints = Columns("checkpoints")
+        self.offsets = Columns("offsets")
+        self.problems = Columns("problems")
+
+    def all(self) -> tuple[Columns, ...]:
+        return (
+            self.partitions,
+            self.segments,
+            self.batches,
+            self.records,
+            self.indexes,
+            self.checkpoints,
+            self.offsets,
+            self.problems,
+        )
+
+    @property
+    def count(self) -> int:
+        return sum(columns.count for columns in self.all())
+
+
+def problem_row(
+    item: Item, error: BaseException, stage: str, position: int | None = None
+) -> tuple[Any, ...]:
+    """A problems row for ``error`` met while decoding ``item`` (schemas.PROBLEMS order).
+
+    ``position`` stands in when the error has none (e.g. a record inside a
+    compressed batch: the batch's position).
+    """
+    if isinstance(error, FormatError):
+        where = error.position if error.position is not None else position
+        message = error.message if error.line is None else f"line {error.line}: {error.message}"
+        file = error.file or item.path
+        return (
+            file,
+            where,
+            error.field,
+            type(error).__name__,
+            message,
+            item.topic,
+            item.partition,
+            stage,
+        )
+    return (
+        item.path,
+        position,
+        None,
+        type(error).__name__,
+        str(error) or repr(error),
+        item.topic,
+        item.partition,
+        stage,
+    )
