@@ -22,7 +22,8 @@ Reading. :func:`visible_records` decodes a Fetch ``records`` blob the way a
 consumer does: whole batches come back, even ones that start below the fetch
 offset (a batch that straddles the log start offset is returned whole), so
 records below the fetch offset are dropped, and control records are never
-shown. A torn last entry is tolerated (the broker may cut the response at
+shown; each keeps its own attributes byte (KIP-87's flag is bit 0). A torn last
+entry is tolerated (the broker may cut the response at
 ``max_bytes``); any other damage is an error.
 """
 
@@ -61,6 +62,9 @@ class FetchedRecord:
     value: bytes | None
     headers: tuple[Header, ...]
     batch_base_offset: int
+    #: The record's own attributes byte, 0-255 (bit 0: KIP-87's tombstone flag);
+    #: 0 for magic 0/1 messages, which have none.
+    attributes: int = 0
 
 
 def split_entries(data: bytes, *, file: str | None = None) -> list[bytes]:
@@ -136,6 +140,7 @@ def _records_of(entry: RecordBatch | LegacyMessage) -> list[FetchedRecord]:
             record.value,
             record.headers,
             base,
+            record.attributes & 0xFF,
         )
         for record in entry.records
     ]
