@@ -35,8 +35,10 @@ from lethe_reference.config.topic import (
 )
 from lethe_reference.config.validators import GzipLevel, Range, ValidList, ValidString
 from lethe_reference.config.values import ConfigType
+from lethe_reference.faults import CONFIG_NAME as FAULTS_CONFIG
+from lethe_reference.faults import FAULTS
 
-__all__ = ["BROKER_CONFIG_DEF", "DYNAMIC_BROKER_CONFIGS"]
+__all__ = ["BROKER_CONFIG_DEF", "DYNAMIC_BROKER_CONFIGS", "INTERNAL_BROKER_CONFIGS"]
 
 _B, _S, _I, _SH, _L, _D, _LIST = (
     ConfigType.BOOLEAN,
@@ -74,6 +76,9 @@ _SERVER = [
     ConfigKey("message.max.bytes", _I, 1024 * 1024 + 12, _at_least(0)),
     ConfigKey("fetch.max.bytes", _I, 55 * 1024 * 1024, _at_least(1024)),
     ConfigKey("delete.topic.enable", _B, True),
+    # KIP-694 extension (lethe_reference.partitions): off by default, read-only.
+    ConfigKey("delete.topic.partition.enable", _B, False),
+    ConfigKey("delete.topic.partition.interval.delay.ms", _L, 300000, _at_least(1)),
     ConfigKey("compression.type", _S, "producer", ValidString(COMPRESSION_TYPES)),
     ConfigKey("compression.gzip.level", _I, -1, GzipLevel()),
     ConfigKey("compression.lz4.level", _I, 9, Range.between(1, 17)),
@@ -163,7 +168,12 @@ _REPLICATION_AND_COORDINATORS = [
     ConfigKey("producer.id.expiration.ms", _I, 24 * 60 * 60 * 1000, _at_least(1)),
 ]
 
-BROKER_CONFIG_DEF = ConfigDef(_SERVER + _LOG + _CLEANER + _REPLICATION_AND_COORDINATORS)
+# lethe's own: deliberate faults for the conformance kit (lethe_reference/faults.py).
+_INTERNAL = [ConfigKey(FAULTS_CONFIG, _LIST, (), ValidList(tuple(FAULTS)))]
+#: Like Kafka's ``defineInternal`` configs: DescribeConfigs lists them only when set.
+INTERNAL_BROKER_CONFIGS: frozenset[str] = frozenset(key.name for key in _INTERNAL)
+
+BROKER_CONFIG_DEF = ConfigDef(_SERVER + _LOG + _CLEANER + _REPLICATION_AND_COORDINATORS + _INTERNAL)
 
 _CLEANER_RECONFIGURABLE = {
     "log.cleaner.threads",
