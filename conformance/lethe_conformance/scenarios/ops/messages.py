@@ -93,7 +93,11 @@ def _record(data: Mapping[str, Any]) -> RecordSpec:
         Header(h["key"].encode(), to_bytes(h["value"])) for h in data.get("headers", ())
     )
     return RecordSpec(
-        to_bytes(data["key"]), to_bytes(data["value"]), headers, int64(data["timestamp"])
+        to_bytes(data["key"]),
+        to_bytes(data["value"]),
+        headers,
+        int64(data["timestamp"]),
+        attributes=data.get("attributes", 0),
     )
 
 
@@ -249,6 +253,8 @@ def _judge_records(
                 exp.equal(f"{path}[{index}].{field}", to_bytes(want[field]), getattr(record, field))
         if "timestamp" in want:
             exp.equal(f"{path}[{index}].timestamp", int64(want["timestamp"]), record.timestamp)
+        if "attributes" in want:
+            exp.equal(f"{path}[{index}].attributes", want["attributes"], record.attributes)
         if "headers" in want:
             headers = [(h["key"].encode(), to_bytes(h["value"])) for h in want["headers"]]
             exp.equal(
