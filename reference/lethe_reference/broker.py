@@ -47,6 +47,7 @@ from lethe_reference.cluster import group_runtime
 from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
 from lethe_reference.metadata import METADATA_FILE, TopicInfo, TopicRegistry, new_topic_id
 from lethe_reference.purgatory import Purgatory
+from lethe_reference.retention.committed import committed_offsets_of
 from lethe_reference.scheduler import Scheduler
 from lethe_reference.storage.log import PartitionLog
 from lethe_reference.storage.log_manager import LogManager
@@ -116,6 +117,7 @@ class Broker:
             file_delete_delay_ms=self.config.get_int("log.segment.delete.delay.ms"),
             durable=self.durable,
         )
+        self.log_manager.min_committed_offsets = lambda: committed_offsets_of(self)  # KIP-68
         self.purgatories = Purgatories(
             fetch=Purgatory("Fetch", self.scheduler),
             produce=Purgatory("Produce", self.scheduler),

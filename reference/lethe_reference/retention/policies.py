@@ -5,8 +5,11 @@ Theory of operation
 :func:`delete_old_segments` runs, for a log whose ``cleanup.policy`` contains
 ``delete``: log-start-offset breach, then ``retention.bytes``, then
 ``retention.ms``; for a log without ``delete`` (pure ``compact``) only the
-log-start-offset breach (kafka-facts 1.3, 5). Each rule deletes a prefix of
-the log through :mod:`.deletable` (HW and active-segment rules included).
+log-start-offset breach (kafka-facts 1.3, 5). The KIP-68 extension's consumed
+retention (:mod:`.consumed`, off unless ``retention.commitoffset.enable``) runs
+between the log-start-offset breach and ``retention.bytes``, only with ``delete``.
+Each rule deletes a prefix of the log through :mod:`.deletable` (HW and
+active-segment rules included).
 
 * **Log start offset breach**: a segment goes when the *next* segment's base
   offset is <= the log start offset, i.e. all its offsets lie below it. The
@@ -25,6 +28,7 @@ Returns the number of segments listed for deletion, as Kafka does.
 
 from __future__ import annotations
 
+from lethe_reference.retention.consumed import delete_consumed_segments
 from lethe_reference.retention.deletable import deletable_segments, delete_segments
 from lethe_reference.storage.log import PartitionLog
 from lethe_reference.storage.segment import LogSegment
@@ -37,9 +41,12 @@ __all__ = [
 ]
 
 
-def delete_old_segments(log: PartitionLog) -> int:
-    """All rules that apply to ``log``'s cleanup policy, in Kafka's order."""
+def delete_old_segments(log: PartitionLog, min_committed_offset: int | None = None) -> int:
+    """All rules that apply to ``log``'s cleanup policy, in Kafka's order; KIP-68's
+    consumed retention (``min_committed_offset``: see :mod:`.consumed`) after the
+    log start offset breach, before the forced rules (catalog KIP68-RET-1)."""
     deleted = delete_log_start_offset_breached_segments(log)
+    deleted += delete_consumed_segments(log, min_committed_offset)
     if log.settings.delete:
         deleted += delete_retention_size_breached_segments(log)
         deleted += delete_retention_ms_breached_segments(log)

@@ -67,6 +67,7 @@ from lethe_formats.storage.partition_metadata import (
 )
 
 from lethe_reference.clock import Clock
+from lethe_reference.retention.consumed import MinCommittedOffsets, no_committed_offsets
 from lethe_reference.retention.pending import PendingDeletions
 from lethe_reference.retention.policies import delete_old_segments
 from lethe_reference.storage.errors import KafkaStorageError
@@ -118,6 +119,9 @@ class LogManager:
         self.had_clean_shutdown = False
         self._rng = rng or random.Random()
         self._deleted_dirs: list[tuple[int, Path]] = []
+        #: KIP-68: the groups' min committed offsets for a retention pass (the broker
+        #: sets it from its group coordinator; none by default).
+        self.min_committed_offsets: Callable[[], MinCommittedOffsets] = no_committed_offsets
 
     # --- startup ------------------------------------------------------------------------
 
@@ -257,7 +261,8 @@ class LogManager:
     def cleanup_logs(self) -> int:
         """Run retention on every log (``kafka-log-retention``; for compacted logs
         Kafka's cleaner thread runs the same rules); returns segments deleted."""
-        return sum(delete_old_segments(log) for log in self.logs.values())
+        committed = self.min_committed_offsets()  # KIP-68: one snapshot per pass
+        return sum(delete_old_segments(log, committed.get(*key)) for key, log in self.logs.items())
 
     def flush(self) -> None:
         """Flush every log fully; recovery points advance to the LEOs."""
