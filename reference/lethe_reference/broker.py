@@ -24,6 +24,8 @@ Periodic tasks, named and timed as Kafka's (``ReplicaManager``/``LogManager``)::
     kafka-log-start-offset-checkpoint log.flush.start.offset.checkpoint.interval.ms 60000
     kafka-log-retention              log.retention.check.interval.ms               300000
     kafka-log-flusher                log.flush.scheduler.interval.ms            Long.MAX (off)
+    delete-topic-partitions          delete.topic.partition.interval.delay.ms     300000
+                                     (KIP-694, only with delete.topic.partition.enable)
 
 Kafka starts the retention task after ``log.initial.task.delay.ms`` (30000);
 the others start one period after startup. Deleting ``.deleted`` segment files
@@ -42,10 +44,12 @@ from typing import TYPE_CHECKING, Any
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 from lethe_formats.storage.meta_properties import MetaProperties
 
+from lethe_reference import faults
 from lethe_reference.clock import Clock, SystemClock
 from lethe_reference.cluster import group_runtime
 from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
 from lethe_reference.metadata import METADATA_FILE, TopicInfo, TopicRegistry, new_topic_id
+from lethe_reference.partitions import deletion as partition_deletion
 from lethe_reference.purgatory import Purgatory
 from lethe_reference.retention.committed import committed_offsets_of
 from lethe_reference.scheduler import Scheduler
@@ -108,6 +112,7 @@ class Broker:
         self.log_dir = Path(self.log_dir)
         if self.node_id < 0:
             self.node_id = self.config.node_id if self.config.node_id >= 0 else DEFAULT_NODE_ID
+        faults.bind(self.log_dir, self.config)  # deliberate faults, off unless lethe.faults
         self.scheduler = Scheduler(self.clock)
         self.metadata = TopicRegistry(self.log_dir / METADATA_FILE)
         self.log_manager = LogManager(
@@ -142,6 +147,7 @@ class Broker:
             for partition in range(info.partitions):
                 self.log_manager.create_log(info.name, partition, topic_id=info.topic_id)
         self._schedule_periodic_tasks()
+        partition_deletion.start(self)  # KIP-694 check, when delete.topic.partition.enable
         group_runtime.start(self)  # load __consumer_offsets, restart session timers
         self.started = True
         _log.info(
@@ -263,6 +269,14 @@ class Broker:
         self._dir_deletions.append(self.clock.now_ms() + self.log_manager.file_delete_delay_ms)
         _log.info("deleted topic %s (%s)", name, info.topic_id)
         return info
+
+    def delete_partition_logs(self, name: str, partitions: list[int]) -> None:
+        """KIP-694: delete these partitions' logs as a deleted topic's (renamed
+        ``-delete``, removed after the file delete delay); the registry is the caller's."""
+        for partition in partitions:
+            self.log_manager.delete_log(name, partition)
+        if partitions:
+            self._dir_deletions.append(self.clock.now_ms() + self.log_manager.file_delete_delay_ms)
 
     def create_partitions(self, name: str, count: int) -> TopicInfo:
         """Grow ``name`` to ``count`` partitions (the caller checked it is an increase)."""

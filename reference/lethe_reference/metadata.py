@@ -23,6 +23,13 @@ in Kafka's log-dir files (they live in ``__cluster_metadata``), so the registry
 saves them in a small JSON file at the log-dir root, :data:`METADATA_FILE`
 (a dot file that no Kafka tool reads; written atomically).
 
+KIP-694 (an opt-in extension, :mod:`lethe_reference.partitions`): a topic's
+partitions that are not ReadWrite (``TopicInfo.modes``) and its pending
+reduction (``TopicInfo.reduction``) stand for Kafka's ``PartitionRecord.Mode``
+and ``DeleteTopicPartitionsRecord``; they are saved in the same file as the
+overrides, so a reduction survives a restart. ``partitions`` stays the old
+count until the removed partitions are deleted.
+
 Internal topics (``__consumer_offsets``, ``__transaction_state``) are flagged
 ``internal`` as Kafka does (``Topic.isInternal``), which Metadata reports.
 """
@@ -38,6 +45,13 @@ from pathlib import Path
 
 from lethe_formats.storage.atomic import write_atomically
 from lethe_formats.storage.kafka_uuid import KafkaUuid
+
+from lethe_reference.partitions.state import (
+    PartitionMode,
+    Reduction,
+    modes_from_json,
+    modes_to_json,
+)
 
 __all__ = [
     "CONSUMER_OFFSETS",
@@ -99,10 +113,16 @@ class TopicInfo:
     topic_id: KafkaUuid
     partitions: int
     configs: Mapping[str, str] = field(default_factory=dict)
+    #: KIP-694: partitions that are not ReadWrite, and the pending reduction.
+    modes: Mapping[int, PartitionMode] = field(default_factory=dict)
+    reduction: Reduction | None = None
 
     @property
     def internal(self) -> bool:
         return self.name in INTERNAL_TOPICS
+
+    def mode(self, partition: int) -> PartitionMode:
+        return self.modes.get(partition, PartitionMode.READ_WRITE)
 
 
 class TopicRegistry:
@@ -150,6 +170,16 @@ class TopicRegistry:
         self.save()
         return info
 
+    def set_reduction(
+        self, name: str, reduction: Reduction | None, modes: Mapping[int, PartitionMode]
+    ) -> TopicInfo:
+        """Record (or, with None, finish) a KIP-694 reduction and the partitions' modes."""
+        kept = {p: m for p, m in modes.items() if m is not PartitionMode.READ_WRITE}
+        info = replace(self._by_name[name], reduction=reduction, modes=kept)
+        self._by_name[name] = info
+        self.save()
+        return info
+
     def set_configs(self, name: str, configs: Mapping[str, str]) -> TopicInfo:
         info = replace(self._by_name[name], configs=dict(configs))
         self._by_name[name] = info
@@ -167,7 +197,14 @@ class TopicRegistry:
             count = entry.get("partitions")
             if topic_id is None or not isinstance(count, int):
                 continue
-            self._by_name[name] = TopicInfo(name, topic_id, count, _saved_configs(entry))
+            self._by_name[name] = TopicInfo(
+                name,
+                topic_id,
+                count,
+                _saved_configs(entry),
+                modes_from_json(entry.get("modes")),
+                Reduction.from_json(entry.get("reduction")),
+            )
         return self.names()
 
     def rebuild(
@@ -188,7 +225,7 @@ class TopicRegistry:
             entry = saved.get(name)
             topic_id = topic_ids.get(name) or (entry.topic_id if entry else None) or new_topic_id()
             if entry is not None and entry.topic_id == topic_id:
-                info = TopicInfo(name, topic_id, max(on_disk, entry.partitions), entry.configs)
+                info = replace(entry, partitions=max(on_disk, entry.partitions))
             else:
                 info = TopicInfo(name, topic_id, on_disk, {})
             self._by_name[name] = info
@@ -210,12 +247,22 @@ class TopicRegistry:
         self.epoch += 1
         if self.path is None:
             return
-        topics = {
-            t.name: {"id": str(t.topic_id), "partitions": t.partitions, "configs": dict(t.configs)}
-            for t in self
-        }
+        topics = {t.name: _entry(t) for t in self}
         text = json.dumps({"version": 1, "topics": topics}, indent=1, sort_keys=True)
         write_atomically(self.path, text.encode("utf-8"))
+
+
+def _entry(info: TopicInfo) -> dict[str, object]:
+    entry: dict[str, object] = {
+        "id": str(info.topic_id),
+        "partitions": info.partitions,
+        "configs": dict(info.configs),
+    }
+    if info.modes:
+        entry["modes"] = modes_to_json(info.modes)
+    if info.reduction is not None:
+        entry["reduction"] = info.reduction.to_json()
+    return entry
 
 
 def _saved_configs(entry: Mapping[str, object]) -> dict[str, str]:

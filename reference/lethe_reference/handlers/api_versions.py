@@ -16,7 +16,9 @@ Theory of operation
    (Kafka 4.0's ranges), in key order, and the features.
 
 Only APIs that have a handler are listed: a client must not be told about an
-API whose requests would close the connection.
+API whose requests would close the connection. An extension API (KIP-694's
+DeletePartitions, key 10694) is listed only while its broker config enables
+it (``handled_api_keys(broker)``).
 
 Features (v3+, tagged fields). Kafka 4.0 lists supported features (a v3
 response leaves out those whose minimum version is 0, which pre-4.0 clients
@@ -70,10 +72,11 @@ FINALIZED_FEATURES: tuple[tuple[str, int], ...] = (
 )
 
 
-def served_versions() -> tuple[ApiVersion, ...]:
-    """(key, min, max) of every API with a handler, in key order."""
+def served_versions(broker: Broker | None = None) -> tuple[ApiVersion, ...]:
+    """(key, min, max) of every API ``broker`` serves (without one: every API
+    always served), in key order."""
     out = []
-    for key in sorted(handled_api_keys()):
+    for key in sorted(handled_api_keys(broker)):
         spec = api(key)
         out.append(ApiVersion(key, spec.min_version, spec.max_version))
     return tuple(out)
@@ -97,7 +100,7 @@ def handle(broker: Broker, ctx: RequestContext, request: ApiVersionsRequest) -> 
     if not _valid(request, ctx.api_version):
         return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
     if ctx.api_version < 3:
-        return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=served_versions())
+        return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=served_versions(broker))
     supported = tuple(
         SupportedFeatureKey(name, low, high)
         for name, low, high in SUPPORTED_FEATURES
@@ -106,7 +109,7 @@ def handle(broker: Broker, ctx: RequestContext, request: ApiVersionsRequest) -> 
     finalized = tuple(FinalizedFeatureKey(name, level, level) for name, level in FINALIZED_FEATURES)
     return ApiVersionsResponse(
         error_code=ErrorCode.NONE,
-        api_keys=served_versions(),
+        api_keys=served_versions(broker),
         supported_features=supported,
         finalized_features_epoch=broker.metadata.epoch,
         finalized_features=finalized,

@@ -19,6 +19,15 @@ included (found with ``pkgutil``, as the protocol registry finds message
 modules), which runs the ``@handles`` decorators. :func:`dispatch` looks the key up and calls the
 handler.
 
+Extension APIs. ``@handles(key, enabled=fn)`` registers a handler that is
+served only while ``fn(broker)`` is true (KIP-694's DeletePartitions with
+``delete.topic.partition.enable``). While it is false the key is exactly an
+unknown one: :func:`handled_api_keys` leaves it out, so ApiVersions does not
+advertise it and the connection layer refuses it (closing the connection, as
+Kafka does for a key it does not serve), and :func:`dispatch` raises
+:class:`NoHandlerError`. ``handled_api_keys()`` without a broker lists only
+the APIs that are always served.
+
 Errors. A handler reports per-topic or per-partition errors inside its response,
 as Kafka does. An exception that escapes a handler is Kafka's
 ``KafkaApis.handleError`` case: if the handler was registered with an
@@ -53,6 +62,7 @@ if TYPE_CHECKING:
     from lethe_reference.broker import Broker
 
 __all__ = [
+    "GATES",
     "HANDLERS",
     "ErrorResponseBuilder",
     "Handler",
@@ -74,6 +84,8 @@ H = TypeVar("H", bound=Callable[..., Any])
 
 HANDLERS: dict[int, Handler] = {}
 ERROR_RESPONSES: dict[int, ErrorResponseBuilder] = {}
+#: API key -> whether a broker serves it (extension APIs only).
+GATES: dict[int, Callable[[Broker], bool]] = {}
 
 
 class NoHandlerError(LookupError):
@@ -91,10 +103,16 @@ class _Registration:
 
 
 def handles(
-    api_key: int, *, error_response: ErrorResponseBuilder | None = None
+    api_key: int,
+    *,
+    error_response: ErrorResponseBuilder | None = None,
+    enabled: Callable[[Broker], bool] | None = None,
 ) -> Callable[[H], H]:
-    """Register the decorated function as the handler of ``api_key``."""
+    """Register the decorated function as the handler of ``api_key`` (served only
+    while ``enabled(broker)`` when given; see "Extension APIs")."""
     registration = _Registration(int(api_key), error_response)
+    if enabled is not None:
+        GATES[registration.api_key] = enabled
 
     def register(fn: H) -> H:
         existing = HANDLERS.get(registration.api_key)
@@ -127,15 +145,21 @@ def load_handlers() -> dict[int, Handler]:
     return HANDLERS
 
 
-def handled_api_keys() -> frozenset[int]:
-    """The API keys this broker serves (what ApiVersions advertises)."""
-    return frozenset(load_handlers())
+def handled_api_keys(broker: Broker | None = None) -> frozenset[int]:
+    """The API keys ``broker`` serves (what ApiVersions advertises); without a
+    broker, the keys every broker serves (no extension API)."""
+    return frozenset(
+        key
+        for key in load_handlers()
+        if key not in GATES or (broker is not None and GATES[key](broker))
+    )
 
 
 def dispatch(broker: Broker, ctx: RequestContext, request: Struct) -> HandlerResult:
     """Run the handler of ``ctx.api_key`` (see the module docstring for errors)."""
     handler = load_handlers().get(ctx.api_key)
-    if handler is None:
+    gate = GATES.get(ctx.api_key)
+    if handler is None or (gate is not None and not gate(broker)):
         raise NoHandlerError(ctx.api_key)
     try:
         return handler(broker, ctx, request)

@@ -24,6 +24,11 @@ partition:
   with no partitions and a zero id: the client asks again. Without
   auto-creation: UNKNOWN_TOPIC_OR_PARTITION, or INVALID_TOPIC_EXCEPTION (17)
   for an illegal name, either way;
+* KIP-694 partition modes (an opt-in extension): a partition that is not
+  ReadWrite carries its mode as tagged field 10694 in v9+ (ReadWrite ones carry
+  nothing, so their bytes are Kafka's); below v9, where no tag can travel, it is
+  listed with LEADER_NOT_AVAILABLE (5) and leader -1 so an old client does not
+  write to it (catalog KIP694-META-1, KIP694-META-2);
 * authorized operations (v8+): -2147483648 unless requested; when requested,
   every supported operation (no authorizer, see :mod:`.authz`) on every entry
   but the unknown-id ones, errors included, as Kafka fills them in.
@@ -54,6 +59,7 @@ from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.topic_creation import TopicError, internal_topic_plan, plan_topic
 from lethe_reference.metadata import INTERNAL_TOPICS, TopicInfo, topic_name_problem
+from lethe_reference.partitions.state import PartitionMode
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
@@ -64,26 +70,37 @@ _log = logging.getLogger(__name__)
 
 #: Leader epoch of every partition: one node leads from creation on and never changes.
 LEADER_EPOCH = 0
+#: The first Metadata version that can carry the KIP-694 mode tag (flexible versions).
+MODE_TAG_FROM = 9
 
 
 def to_protocol_uuid(topic_id: KafkaUuid) -> uuid.UUID:
     return uuid.UUID(bytes=topic_id.raw)
 
 
-def topic_metadata(broker: Broker, info: TopicInfo) -> MetadataResponseTopic:
-    """The entry of a known topic."""
+def _partition(
+    broker: Broker, info: TopicInfo, index: int, version: int
+) -> MetadataResponsePartition:
     node = broker.node_id
-    partitions = tuple(
-        MetadataResponsePartition(
-            error_code=ErrorCode.NONE,
-            partition_index=index,
-            leader_id=node,
-            leader_epoch=LEADER_EPOCH,
-            replica_nodes=(node,),
-            isr_nodes=(node,),
-        )
-        for index in range(info.partitions)
+    entry = MetadataResponsePartition(
+        error_code=ErrorCode.NONE,
+        partition_index=index,
+        leader_id=node,
+        leader_epoch=LEADER_EPOCH,
+        replica_nodes=(node,),
+        isr_nodes=(node,),
     )
+    mode = info.mode(index)
+    if mode is PartitionMode.READ_WRITE:
+        return entry
+    if version >= MODE_TAG_FROM:
+        return replace(entry, mode=int(mode))
+    return replace(entry, error_code=ErrorCode.LEADER_NOT_AVAILABLE, leader_id=-1)
+
+
+def topic_metadata(broker: Broker, info: TopicInfo, version: int) -> MetadataResponseTopic:
+    """The entry of a known topic, for a response at ``version``."""
+    partitions = tuple(_partition(broker, info, index, version) for index in range(info.partitions))
     return MetadataResponseTopic(
         error_code=ErrorCode.NONE,
         name=info.name,
@@ -153,14 +170,14 @@ def _requested(
 def _topics(broker: Broker, request: MetadataRequest, version: int) -> list[MetadataResponseTopic]:
     all_topics = request.topics is None or (version == 0 and not request.topics)
     if all_topics:
-        return [topic_metadata(broker, info) for info in broker.metadata]
+        return [topic_metadata(broker, info, version) for info in broker.metadata]
     unknown_ids, names = _requested(broker, request, version)
     auto = request.allow_auto_topic_creation and broker.config.get_bool("auto.create.topics.enable")
     out = list(unknown_ids)
     for name in names:
         info = broker.metadata.get(name)
         if info is not None:
-            out.append(topic_metadata(broker, info))
+            out.append(topic_metadata(broker, info, version))
         elif auto:
             out.append(_auto_create(broker, name))
         elif topic_name_problem(name) is not None:

@@ -24,6 +24,10 @@ returns the response; the connection layer
 (:mod:`lethe_reference.protocol.connection`) sends nothing, or closes the
 connection when a partition failed, as Kafka does.
 
+KIP-694 (an opt-in extension): a partition in ReadOnly or None mode refuses
+the append with POLICY_VIOLATION (44), non-retriable, so a stock producer that
+cannot read the mode fails fast (catalog KIP694-MODE-2).
+
 Limits: transactional batches are appended without Kafka 4.0's partition
 verification with the transaction coordinator (this broker has none);
 ``min.insync.replicas`` can never fail with one replica (Kafka caps it at the
@@ -62,11 +66,15 @@ from lethe_reference.handlers.partition_ops.common import (
     lookup,
     partition_exists,
 )
+from lethe_reference.partitions.deletion import mode_of
+from lethe_reference.partitions.state import PartitionMode
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
 
 __all__ = ["error_response", "handle"]
+
+_NOT_WRITABLE = "The partition is {0.name} (KIP-694): its removal is pending."
 
 TopicPartition = tuple[str, int]
 
@@ -134,6 +142,9 @@ def _append(
     found = lookup(broker, topic, partition)
     if isinstance(found, ErrorCode):
         return PartitionAppend(found)
+    mode = mode_of(broker, topic, partition)
+    if mode is not PartitionMode.READ_WRITE:
+        return PartitionAppend(ErrorCode.POLICY_VIOLATION, error_message=_NOT_WRITABLE.format(mode))
     result = append_to_partition(broker, found, records)
     if result.appended:
         complete_delayed(broker, topic, partition)

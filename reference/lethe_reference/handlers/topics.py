@@ -34,6 +34,9 @@ to the current one INVALID_PARTITIONS ``Topic already has N partition(s).``, a
 smaller one ``The topic T currently has N partition(s); M would not be an
 increase.`` (kafka-facts section 6: partitions are never removed), assignments
 that do not match the number of new partitions INVALID_REPLICA_ASSIGNMENT.
+KIP-694: a topic whose partitions are pending deletion gets INVALID_PARTITIONS
+"... is currently under changes" until the deletion completes (catalog
+KIP694-ERR-5); the count check above is unchanged (KIP694-ERR-8).
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from lethe_formats.protocol.schema import ZERO_UUID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
 from lethe_reference.handlers.context import RequestContext
+from lethe_reference.handlers.delete_partitions import UNDER_CHANGE
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.metadata import to_protocol_uuid
 from lethe_reference.handlers.topic_creation import (
@@ -246,6 +250,8 @@ def _grow(broker: Broker, topic: CreatePartitionsTopic, validate_only: bool) -> 
     info = broker.metadata.get(topic.name)
     if info is None:
         raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+    if info.reduction is not None:
+        raise TopicError(ErrorCode.INVALID_PARTITIONS, UNDER_CHANGE.format(name=topic.name))
     current = info.partitions
     if topic.count == current:
         raise TopicError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")

@@ -65,7 +65,7 @@ class BrokerSession:
         self.broker = broker
         self.connection = BrokerConnection(
             connection_id,
-            handled_api_keys(),
+            handled_api_keys(broker),
             max_frame_size=broker.config.get_int("socket.request.max.bytes"),
             peer=peer,
         )

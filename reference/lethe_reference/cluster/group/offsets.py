@@ -22,6 +22,11 @@ OffsetCommit records (commit timestamp = now); only when the write succeeds do
 they become visible to OffsetFetch, and a failed write answers every accepted
 partition with Kafka's offset-commit translation of the append error.
 
+Deleted partitions (a deleted topic, or partitions removed by KIP-694):
+:meth:`OffsetLogic.delete_partition_offsets` writes a tombstone per committed
+offset of theirs and forgets it, as Kafka's ``onPartitionsDeleted`` does, so a
+partition created again later starts with no committed position.
+
 OffsetFetch returns the stored offset per partition, or offset -1, leader epoch
 -1 and metadata "" where nothing is stored (also for an unknown group). Topic
 existence and authorization are the handler's business, as in Kafka.
@@ -29,7 +34,10 @@ existence and authorization are the handler's business, as in Kafka.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+
+from lethe_formats.coordinator import OffsetCommitKey, encode_key
+from lethe_formats.records.builder import RecordSpec
 
 from lethe_reference.cluster.group import codes
 from lethe_reference.cluster.group.api import (
@@ -127,6 +135,29 @@ class OffsetLogic(MembershipLogic):
         stored = {} if group is None or group.is_(_S.DEAD) else self.offsets.get(group_id, {})
         wanted = sorted(stored) if partitions is None else list(partitions)
         return OffsetFetchResult(codes.NONE, {tp: _fetched(stored.get(tp)) for tp in wanted})
+
+    def delete_partition_offsets(self, partitions: Collection[TopicPartition]) -> int:
+        """Tombstone and forget every committed offset of ``partitions``; how many.
+        A group whose write fails keeps its offsets (they are still on disk)."""
+        wanted = set(partitions)
+        removed = 0
+        for group_id, stored in list(self.offsets.items()):
+            gone = [tp for tp in stored if tp in wanted]
+            if not gone:
+                continue
+            now = self.now()
+            records = [
+                RecordSpec(
+                    key=encode_key(OffsetCommitKey(group_id, *tp)), value=None, timestamp=now
+                )
+                for tp in gone
+            ]
+            if self._write(group_id, records):
+                continue
+            for tp in gone:
+                del stored[tp]
+            removed += len(gone)
+        return removed
 
     def committed(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
         """Every committed offset of a group (for retention and tests)."""

@@ -1,0 +1,141 @@
+"""Reducing a topic's partitions: the mode changes, the delayed check, the deletion.
+
+Theory of operation
+-------------------
+KIP-694's controller workflow (``TopicPartitionDeletionManager``), on a single
+node that is its own controller, so every step is applied where Kafka would
+notify brokers::
+
+    DeletePartitions(topic, count, delay)
+        partitions count.. -> ReadOnly, reduction recorded (created now)     start_reduction
+    every delete.topic.partition.interval.delay.ms                           check_due
+        for a reduction whose created + delay has passed:
+            partitions -> None (recorded first, so a crash retries)          delete_removed
+            their logs deleted as a deleted topic's: the directory is
+            renamed <topic>-<p>.<uuid>-delete, removed after
+            file.delete.delay.ms; the root checkpoints are rewritten
+            without them
+            committed offsets of the removed partitions deleted              (partitions.offsets)
+            the topic's count becomes ``count``, the reduction is done
+
+``ImmediateDelete`` or a delay of 0 runs :func:`delete_removed` inside the
+request (catalog KIP694-API-5): the partitions answer ``None`` (-1) and are
+gone from Metadata when the response leaves.
+
+A deletion that raises (an ``OSError`` renaming a directory) leaves the
+reduction pending with its partitions in None; the next check tries again
+(KIP694-DEL-7). The check task runs only while ``delete.topic.partition.enable``
+is true; a reduction saved before a restart with the feature switched off
+stays pending, its partitions ReadOnly.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from lethe_reference.partitions.offsets import delete_committed_offsets
+from lethe_reference.partitions.state import (
+    ENABLE_CONFIG,
+    INTERVAL_CONFIG,
+    PartitionMode,
+    Reduction,
+)
+
+if TYPE_CHECKING:
+    from lethe_reference.broker import Broker
+    from lethe_reference.metadata import TopicInfo
+
+__all__ = [
+    "CHECK_TASK",
+    "check_due",
+    "delete_removed",
+    "enabled",
+    "mode_of",
+    "start",
+    "start_reduction",
+]
+
+_log = logging.getLogger(__name__)
+#: The scheduler task of the delayed-deletion check (KIP: scheduleDelayDeletePartitionTask).
+CHECK_TASK = "delete-topic-partitions"
+
+
+def enabled(broker: Broker) -> bool:
+    """``delete.topic.partition.enable``: DeletePartitions served and the check running."""
+    return broker.config.get_bool(ENABLE_CONFIG)
+
+
+def mode_of(broker: Broker, topic: str, partition: int) -> PartitionMode:
+    """The partition's mode (ReadWrite for unknown topics and partitions)."""
+    info = broker.metadata.get(topic)
+    return PartitionMode.READ_WRITE if info is None else info.mode(partition)
+
+
+def start(broker: Broker) -> None:
+    """Broker startup hook: queue the periodic check when the feature is on."""
+    if not enabled(broker):
+        return
+    period = broker.config.get_int(INTERVAL_CONFIG)
+    broker.scheduler.schedule(CHECK_TASK, period, lambda: check_due(broker), period_ms=period)
+
+
+def start_reduction(
+    broker: Broker, topic: str, count: int, *, delay_ms: int, immediate: bool
+) -> dict[int, PartitionMode]:
+    """Shrink ``topic`` to ``count`` partitions (the caller validated it); returns
+    each removed partition's mode after the request (the response's StatusCode)."""
+    info = _info(broker, topic)
+    removed = range(count, info.partitions)
+    now = broker.clock.now_ms()
+    if immediate or delay_ms == 0:
+        broker.metadata.set_reduction(topic, Reduction(count, 0, now), {})
+        delete_removed(broker, topic)
+        return dict.fromkeys(removed, PartitionMode.NONE)
+    modes = dict.fromkeys(removed, PartitionMode.READ_ONLY)
+    broker.metadata.set_reduction(topic, Reduction(count, delay_ms, now), modes)
+    _log.info(
+        "topic %s: partitions %d-%d ReadOnly, deleted after %d ms",
+        topic,
+        count,
+        info.partitions - 1,
+        delay_ms,
+    )
+    return dict(modes)
+
+
+def check_due(broker: Broker) -> int:
+    """The periodic check: delete every reduction whose delay has passed; how many."""
+    now = broker.clock.now_ms()
+    done = 0
+    for info in list(broker.metadata):
+        if info.reduction is None or info.reduction.due_ms > now:
+            continue
+        try:
+            delete_removed(broker, info.name)
+            done += 1
+        except OSError as error:
+            _log.warning("deleting removed partitions of %s failed, retrying: %s", info.name, error)
+    return done
+
+
+def delete_removed(broker: Broker, topic: str) -> TopicInfo:
+    """Delete the partitions a pending reduction removes (module docstring)."""
+    info = _info(broker, topic)
+    reduction = info.reduction
+    if reduction is None:
+        raise ValueError(f"topic {topic!r} has no pending reduction")
+    removed = list(range(reduction.count, info.partitions))
+    broker.metadata.set_reduction(topic, reduction, dict.fromkeys(removed, PartitionMode.NONE))
+    broker.delete_partition_logs(topic, removed)
+    delete_committed_offsets(broker, [(topic, p) for p in removed])
+    broker.metadata.set_partitions(topic, reduction.count)
+    _log.info("topic %s reduced to %d partitions", topic, reduction.count)
+    return broker.metadata.set_reduction(topic, None, {})
+
+
+def _info(broker: Broker, topic: str) -> TopicInfo:
+    info = broker.metadata.get(topic)
+    if info is None:
+        raise ValueError(f"unknown topic {topic!r}")
+    return info
