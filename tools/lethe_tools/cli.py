@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "delete-records",
     "broker",
     "conformance",
+    "audit",
 )
 
 

@@ -1,0 +1,130 @@
+"""Start the audit's SparkSession: Java found and checked, workers on this Python, quiet logs.
+
+Theory of operation
+-------------------
+PySpark starts a JVM (``spark-submit`` from the pyspark wheel) and Python
+workers. Three things make that fail in ways a user cannot read, so they are
+settled before the session starts:
+
+* **Java**: Spark 4 needs Java 17 or newer. :func:`find_java` looks at
+  ``JAVA_HOME/bin/java`` first, then ``java`` on ``PATH``, runs ``java
+  -version`` and parses the version; anything missing or older is a
+  :class:`JavaNotFoundError` whose message is one line (the CLI prints it and
+  exits 2).
+* **Worker interpreter**: ``PYSPARK_PYTHON`` (and the driver's) is set to
+  ``sys.executable``, else workers start the machine's default ``python3``,
+  which cannot import lethe, pyarrow or pandas of this environment. Set only
+  when not set already, so a cluster's own setting wins.
+* **Network and noise**: ``SPARK_LOCAL_IP=127.0.0.1`` for local masters
+  (no host-name warning, no listening on other interfaces); log4j is set to
+  ``ERROR`` via ``spark.log.level`` and Spark's own console progress bar is off
+  (the job prints its own, :mod:`lethe_tools.audit.progress`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["MIN_JAVA", "Java", "JavaNotFoundError", "find_java", "start_session"]
+
+MIN_JAVA = 17
+_VERSION = re.compile(r'version "(?P<version>[^"]+)"')
+
+
+class JavaNotFoundError(RuntimeError):
+    """No usable Java: the message is one line for the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class Java:
+    path: str
+    version: str
+    major: int
+
+
+def _major(version: str) -> int:
+    """Java's major version: ``1.8.0_392`` -> 8, ``17.0.9`` -> 17, ``21`` -> 21."""
+    parts = re.findall(r"\d+", version)
+    if not parts:
+        return 0
+    first = int(parts[0])
+    return int(parts[1]) if first == 1 and len(parts) > 1 else first
+
+
+def _candidate(environ: dict[str, str] | os._Environ[str]) -> str | None:
+    home = environ.get("JAVA_HOME")
+    if home:
+        path = os.path.join(home, "bin", "java")
+        return path if os.access(path, os.X_OK) else None
+    return shutil.which("java", path=environ.get("PATH"))
+
+
+def find_java(environ: dict[str, str] | os._Environ[str] | None = None) -> Java:
+    """The Java Spark will run (JAVA_HOME first, then PATH), checked to be 17 or newer."""
+    environ = os.environ if environ is None else environ
+    path = _candidate(environ)
+    where = "JAVA_HOME/bin/java" if environ.get("JAVA_HOME") else "java on PATH"
+    if path is None:
+        raise JavaNotFoundError(
+            f"lethe audit needs Java {MIN_JAVA} or newer for Spark, and there is no {where} "
+            f"(install a JDK {MIN_JAVA}, e.g. openjdk-17-jre-headless, or set JAVA_HOME)"
+        )
+    try:
+        done = subprocess.run(
+            [path, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        raise JavaNotFoundError(f"lethe audit: cannot run {path} -version: {error}") from None
+    match = _VERSION.search(done.stderr + done.stdout)
+    if match is None:
+        raise JavaNotFoundError(f"lethe audit: {path} -version printed no version")
+    version = match["version"]
+    major = _major(version)
+    if major < MIN_JAVA:
+        raise JavaNotFoundError(
+            f"lethe audit needs Java {MIN_JAVA} or newer for Spark; {path} is Java {version}"
+        )
+    return Java(path, version, major)
+
+
+def _prepare_environment(master: str) -> None:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def start_session(
+    master: str = "local[*]", app_name: str = "lethe audit", conf: dict[str, str] | None = None
+) -> SparkSession:
+    """A SparkSession with the ``kafka-log`` data source registered (Java checked first)."""
+    find_java()
+    _prepare_environment(master)
+    from pyspark.sql import SparkSession  # noqa: PLC0415 - pyspark loads only for the audit
+
+    from lethe_tools.audit.datasource import register  # noqa: PLC0415 - imports pyspark
+
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.log.level", "ERROR")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "8")
+    )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
