@@ -99,6 +99,7 @@ class CleanParams:
     max_message_bytes: int  # the topic's max.message.bytes
     active_producers: Mapping[int, LastRecord] = field(default_factory=dict)
     is_tombstone: TombstonePredicate = default_is_tombstone
+    record_attribute_mask: int = 0  # kept through rebuilds: KIP-87's bit 0 if enabled
     io_buffer_bytes: int = 262144  # ioBufferSize / threads / 2
     max_io_buffer_bytes: int = 1048588  # the broker's message.max.bytes
     map_slots: int = 5592405
@@ -339,6 +340,7 @@ class _GroupCleaner:
             upper_bound_offset=params.first_uncleanable_offset,
             is_tombstone=params.is_tombstone,
             file=segment.file,
+            record_attribute_mask=params.record_attribute_mask,
         )
         data, position, capacity = segment.data, 0, params.io_buffer_bytes
         while position < segment.size:

@@ -98,6 +98,7 @@ class FilterContext:
     upper_bound_offset: int
     is_tombstone: TombstonePredicate = default_is_tombstone
     file: str | None = None
+    record_attribute_mask: int = 0  # record attribute bits a rebuild keeps (KIP-87)
 
 
 @dataclass(slots=True)
@@ -249,7 +250,7 @@ def _write_v2(
         horizon = ctx.now_ms + ctx.delete_retention_ms
     else:
         horizon = header.delete_horizon_ms if header.delete_horizon_ms is not None else -1
-    built = rebuild_v2(header, kept, horizon)
+    built = rebuild_v2(header, kept, horizon, ctx.record_attribute_mask)
     out.output += built.data
     out.note(built.max_timestamp, built.shallow_offset, kept[-1][1], len(kept))
 

@@ -24,8 +24,10 @@ the last kept offset, wrapper timestamp = the largest inner timestamp or the
 LogAppendTime, inner messages uncompressed and stamped with the wrapper's
 timestamp type.
 
-Record attribute bytes are kept (Kafka writes 0, and every batch Kafka wrote
-has 0 there, so the bytes are the same; the KIP-87 extension bit survives).
+Record attribute bytes are written as Kafka writes them, 0
+(``DefaultRecord.writeTo``), except the bits of ``record_attribute_mask``,
+copied from the old byte: the log's ``tombstone.flag.enable`` makes that bit 0,
+so the KIP-87 flag survives cleaning (``storage.tombstones.record_attribute_mask``).
 Compressed output uses lethe's codecs (snappy in the xerial framing, as the
 broker's Java library writes it); the compressed bytes may differ from Java's
 encoder, which no reader can observe.
@@ -60,13 +62,19 @@ class Built:
     shallow_offset: int
 
 
-def rebuild_v2(header: BatchHeader, kept: Sequence[tuple[Record, int, int]], horizon: int) -> Built:
-    """``kept`` = (record, absolute offset, timestamp); ``horizon`` -1 for none."""
+def rebuild_v2(
+    header: BatchHeader,
+    kept: Sequence[tuple[Record, int, int]],
+    horizon: int,
+    record_attribute_mask: int = 0,
+) -> Built:
+    """``kept`` = (record, absolute offset, timestamp); ``horizon`` -1 for none;
+    ``record_attribute_mask``: record attribute bits kept (KIP-87), 0 as in Kafka."""
     append_time = header.timestamp_type is TimestampType.LOG_APPEND_TIME
     base_timestamp = horizon if horizon >= 0 else kept[0][2]
     records = tuple(
         Record(
-            record.attributes,
+            record.attributes & record_attribute_mask,
             stamp - base_timestamp,
             offset - header.base_offset,
             record.key,
