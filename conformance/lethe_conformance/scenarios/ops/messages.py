@@ -225,7 +225,7 @@ def fetch(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]
         exp.equal(f"{where}.first_batch_offset", int64(expect["first_batch_offset"]), first)
     if "records" in expect:
         _judge_records(
-            exp, f"{where}.records", expect["records"], visible_records(got.records, offset)
+            ctx, exp, f"{where}.records", expect["records"], visible_records(got.records, offset)
         )
     if "batches" in expect:
         judge_batches(ctx, exp, f"{where}.batches", expect["batches"], _fetched(got.records))
@@ -241,7 +241,11 @@ def _fetched(data: bytes | None) -> list[FoundBatch]:
 
 
 def _judge_records(
-    exp: Expectations, path: str, wanted: list[Mapping[str, Any]], seen: list[FetchedRecord]
+    ctx: RunContext,
+    exp: Expectations,
+    path: str,
+    wanted: list[Mapping[str, Any]],
+    seen: list[FetchedRecord],
 ) -> None:
     if not exp.equal(
         f"{path} (offsets)", [int64(r["offset"]) for r in wanted], [r.offset for r in seen]
@@ -252,7 +256,7 @@ def _judge_records(
             if field in want:
                 exp.equal(f"{path}[{index}].{field}", to_bytes(want[field]), getattr(record, field))
         if "timestamp" in want:
-            exp.equal(f"{path}[{index}].timestamp", int64(want["timestamp"]), record.timestamp)
+            exp.equal(f"{path}[{index}].timestamp", ctx.value(want["timestamp"]), record.timestamp)
         if "attributes" in want:
             exp.equal(f"{path}[{index}].attributes", want["attributes"], record.attributes)
         if "headers" in want:
