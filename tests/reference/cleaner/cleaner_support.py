@@ -76,3 +76,21 @@ def pass2_input_segments() -> list[SourceSegment]:
     active = (pass2 / "00000000000000000018.log").read_bytes()
     segments.append(SourceSegment(18, active, 0, 0, 12))
     return segments
+
+
+def golden_topic_overrides() -> dict[str, str]:
+    """The topic's configs when Kafka cleaned it (min.compaction.lag.ms set to 0)."""
+    return topic_configs() | {"min.compaction.lag.ms": "0"}
+
+
+def copy_capture(capture: str, log_dir: Path) -> Path:
+    """A log dir holding the capture's partition and root checkpoints."""
+    import shutil
+
+    log_dir.mkdir(parents=True, exist_ok=True)
+    for path in (GOLDEN / capture).iterdir():
+        if path.is_dir():
+            shutil.copytree(path, log_dir / path.name)
+        elif path.name != "dump.txt":
+            shutil.copy2(path, log_dir / path.name)
+    return log_dir / f"{TOPIC}-0"

@@ -1,0 +1,194 @@
+"""The broker's log cleaner: Kafka's cleaner thread as a scheduled task (``LogCleaner``).
+
+Theory of operation
+-------------------
+Kafka runs ``log.cleaner.threads`` (1) ``CleanerThread`` s when
+``log.cleaner.enable`` is true. Each loops: clean the filthiest log
+(:mod:`.manager`), then run ``deleteOldSegments`` (retention and the log start
+offset rule) on every compacted log; when there was nothing to clean it
+sleeps ``log.cleaner.backoff.ms`` (15000). Here the thread is the scheduler
+task ``kafka-log-cleaner-thread-0``: first at startup, then every backoff,
+and each run cleans the filthiest log again and again until none qualifies
+(bounded by the number of compacted logs, so a run always ends), then runs
+segment deletion on the compacted logs. :meth:`LogCleaner.clean_now` does
+the cleaning part at once, whatever the backoff (for tests and the
+conformance control hook).
+
+**One cleaning** (:meth:`LogCleaner.clean_log`): read the clock once (the
+horizon of every batch of the round comes from it), gather the log's
+segments and producer state (:mod:`.logview`), run the pure round
+(:mod:`.algorithm`), write each cleaned group ``.cleaned`` and swap it in
+(:mod:`.swap`), and checkpoint the end offset (``doneCleaning``).
+
+**Failures.** Corrupt data (a typed FormatError naming file and position)
+or any other error while cleaning a log is logged with that file and
+position, the checkpoint is left where the cleaning started, and the log is
+marked uncleanable so the broker keeps serving it untouched and never tries
+it again until restart (``LogCleaningException`` ->
+``markPartitionUncleanable``). Nothing is swapped in unless the whole round
+succeeded, so no data is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from lethe_formats.errors import FormatError
+
+from lethe_reference.cleaner.algorithm import CleanParams, CleanResult, clean_log
+from lethe_reference.cleaner.filter import TombstonePredicate, default_is_tombstone
+from lethe_reference.cleaner.logview import producer_scan, source_segments
+from lethe_reference.cleaner.manager import CleanerManager, LogToClean
+from lethe_reference.cleaner.offset_map import slots_for
+from lethe_reference.cleaner.swap import replace_segments, write_cleaned_segment
+from lethe_reference.config import BrokerConfig
+from lethe_reference.retention.policies import delete_old_segments
+from lethe_reference.scheduler import Scheduler
+from lethe_reference.storage.log_manager import LogManager
+from lethe_reference.storage.settings import LogSettings
+
+__all__ = ["TASK_NAME", "LogCleaner"]
+
+_log = logging.getLogger("lethe_reference.cleaner")
+TASK_NAME = "kafka-log-cleaner-thread-0"
+
+
+def _default_predicate(_settings: LogSettings) -> TombstonePredicate:
+    return default_is_tombstone
+
+
+class LogCleaner:
+    """The cleaner of one log directory; see the module docstring."""
+
+    def __init__(self, log_manager: LogManager, config: BrokerConfig) -> None:
+        self.log_manager = log_manager
+        self.config = config
+        self.manager = CleanerManager(log_manager)
+        #: Builds ``is_tombstone(record, magic)`` from a log's settings (KIP-87 hook).
+        self.tombstone_predicate_for: Callable[[LogSettings], TombstonePredicate] = (
+            _default_predicate
+        )
+        self.rounds = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.get_bool("log.cleaner.enable")
+
+    @property
+    def backoff_ms(self) -> int:
+        return self.config.get_int("log.cleaner.backoff.ms")
+
+    # --- scheduling -----------------------------------------------------------------------
+
+    def start(self, scheduler: Scheduler) -> None:
+        """Queue the cleaner task (nothing when ``log.cleaner.enable`` is false)."""
+        if self.enabled:
+            period = max(self.backoff_ms, 1)
+            scheduler.schedule(TASK_NAME, 0, self.run_task, period_ms=period)
+
+    def run_task(self) -> None:
+        """One wake-up of the cleaner thread: clean while work remains, then delete."""
+        self.clean_now()
+        self.delete_old_segments()
+
+    def delete_old_segments(self) -> int:
+        """``deleteOldSegments`` on every compacted log the cleaner may touch."""
+        deleted = 0
+        committed = self.log_manager.min_committed_offsets()  # KIP-68 hook, as in cleanup_logs
+        for key, log in self.manager.compacted_logs():
+            try:
+                deleted += delete_old_segments(log, committed.get(*key))
+            except Exception:
+                _log.exception("Segment deletion failed for %s-%d; marking it uncleanable", *key)
+                self.manager.mark_uncleanable(key)
+        return deleted
+
+    # --- cleaning -------------------------------------------------------------------------
+
+    def clean_now(self) -> int:
+        """Clean every cleanable log, filthiest first; returns how many were cleaned."""
+        self.manager.forget_vanished()
+        cleaned: set[tuple[str, int]] = set()
+        for _ in range(len(self.log_manager.logs) + 1):
+            now = self.log_manager.clock.now_ms()
+            candidates = [
+                c for c in self.manager.cleanable_logs(now) if c.topic_partition not in cleaned
+            ]
+            if not candidates:
+                break
+            target = candidates[0]
+            cleaned.add(target.topic_partition)
+            self.clean_log(target)
+        return len(cleaned)
+
+    def clean_log(self, target: LogToClean) -> CleanResult | None:
+        """One round on ``target``; None when it failed (the log is then uncleanable)."""
+        key, log = target.topic_partition, target.log
+        now = self.log_manager.clock.now_ms()
+        _log.info("Cleaner 0: Beginning cleaning of log %s", log.name)
+        try:
+            result = clean_log(source_segments(log), self._params(target, now))
+            for cleaned in result.segments:
+                old = [log.segments.get(base) for base in cleaned.replaces]
+                new = write_cleaned_segment(log, cleaned)
+                replace_segments(log, [new], [s for s in old if s is not None])
+        except FormatError as error:
+            _log.error(
+                "Cleaner 0: log %s is corrupt at %s position %s (%s): %s; marking it uncleanable",
+                log.name,
+                error.file,
+                error.position,
+                error.field,
+                error.message,
+            )
+            self._fail(key, target.first_dirty_offset)
+            return None
+        except Exception:
+            _log.exception(
+                "Cleaner 0: unexpected error cleaning %s; marking it uncleanable", log.name
+            )
+            self._fail(key, target.first_dirty_offset)
+            return None
+        self.manager.update_checkpoint(key, result.end_offset)
+        self.rounds += 1
+        _log.info(
+            "Cleaner 0: cleaned log %s (dirty section = [%d, %d]); %d messages in, %d out",
+            log.name,
+            target.first_dirty_offset,
+            result.end_offset,
+            result.messages_read,
+            result.messages_written,
+        )
+        return result
+
+    def _fail(self, key: tuple[str, int], start_offset: int) -> None:
+        # doneCleaning(startOffset) runs in Kafka's finally block, then the mark.
+        try:
+            self.manager.update_checkpoint(key, start_offset)
+        finally:
+            self.manager.mark_uncleanable(key)
+
+    def _params(self, target: LogToClean, now: int) -> CleanParams:
+        log, config = target.log, self.config
+        settings = log.settings
+        expiration = config.get_int("producer.id.expiration.ms")
+        threads = max(config.get_int("log.cleaner.threads"), 1)
+        factor = config.value("log.cleaner.io.buffer.load.factor")
+        assert isinstance(factor, float)
+        return CleanParams(
+            first_dirty_offset=target.first_dirty_offset,
+            first_uncleanable_offset=target.first_uncleanable_offset,
+            now_ms=now,
+            delete_retention_ms=int(getattr(settings, "delete_retention_ms", 86400000)),
+            segment_bytes=settings.segment_bytes,
+            max_index_bytes=settings.segment_index_bytes,
+            index_interval_bytes=settings.index_interval_bytes,
+            max_message_bytes=settings.max_message_bytes,
+            active_producers=producer_scan(log, now_ms=now, expiration_ms=expiration).active,
+            is_tombstone=self.tombstone_predicate_for(settings),
+            io_buffer_bytes=config.get_int("log.cleaner.io.buffer.size") // threads // 2,
+            max_io_buffer_bytes=config.get_int("message.max.bytes"),
+            map_slots=slots_for(config.get_int("log.cleaner.dedupe.buffer.size"), threads),
+            map_load_factor=factor,
+        )
