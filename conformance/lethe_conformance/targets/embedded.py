@@ -19,7 +19,9 @@ broker's default) with the few settings the golden Kafka broker ran with to
 make background work frequent (``log.retention.check.interval.ms``,
 ``log.flush.start.offset.checkpoint.interval.ms``, ``log.cleaner.backoff.ms``
 1000; ``group.initial.rebalance.delay.ms`` 0; fixtures/golden/README.md,
-"Broker settings"); ``overrides`` go on top. Like Kafka, the first retention
+"Broker settings") and the extension switches of :data:`PROFILE_SETTINGS`
+(``delete.topic.partition.enable``, so the target offers ``kip694``);
+``overrides`` go on top. Like Kafka, the first retention
 pass still waits ``log.initial.task.delay.ms`` (30 s) after startup.
 
 The clock starts at :data:`DEFAULT_START_MS` (2027-01-15T08:00:00Z), after every
@@ -51,6 +53,8 @@ GOLDEN_BROKER_SETTINGS: Mapping[str, str] = {
     "log.cleaner.backoff.ms": "1000",
     "group.initial.rebalance.delay.ms": "0",
 }
+#: Extensions switched on so the target offers every profile (kip694: key 10694).
+PROFILE_SETTINGS: Mapping[str, str] = {"delete.topic.partition.enable": "true"}
 
 
 class EmbeddedTarget:
@@ -68,7 +72,7 @@ class EmbeddedTarget:
         self._log_dir = (
             Path(tempfile.mkdtemp(prefix="lethe-target-")) if log_dir is None else Path(log_dir)
         )
-        settings = dict(GOLDEN_BROKER_SETTINGS) | dict(overrides or {})
+        settings = dict(GOLDEN_BROKER_SETTINGS) | dict(PROFILE_SETTINGS) | dict(overrides or {})
         self._broker = EmbeddedBroker(
             self._log_dir, config=broker_config(overrides=settings), clock=ManualClock(start_ms)
         )
