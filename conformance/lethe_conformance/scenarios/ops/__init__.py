@@ -5,12 +5,14 @@
 ``files``       check_files (log-dir targets)
 ``control``     advance_time, wait, restart, trigger_cleaning
 ``partitions``  the per-partition judging the multi-partition ops share
+``partition_counts`` delete_partitions (KIP-694), create_partitions, metadata,
+                describe_broker_configs
 
 Importing this package registers every op.
 """
 
-from lethe_conformance.scenarios.ops import control, files, messages
+from lethe_conformance.scenarios.ops import control, files, messages, partition_counts
 from lethe_conformance.scenarios.ops.control import WaitExpiredError
 from lethe_conformance.scenarios.ops.registry import OPS, Op
 
-__all__ = ["OPS", "Op", "WaitExpiredError", "control", "files", "messages"]
+__all__ = ["OPS", "Op", "WaitExpiredError", "control", "files", "messages", "partition_counts"]

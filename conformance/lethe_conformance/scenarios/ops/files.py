@@ -9,6 +9,10 @@ Only for targets with the ``log-dir`` capability. Per partition folder
                            live segment (records below the log start offset
                            stay on disk until a whole segment goes, KIP107-DEL-8)
 ``leader_epoch_checkpoint`` the partition's ``leader-epoch-checkpoint`` entries
+``directory``              ``live`` (the folder exists), ``deleted`` (no live folder,
+                           renamed ``<topic>-<partition>.<32 hex>-delete`` as Kafka
+                           deletes a partition's log) or ``gone`` (neither); other
+                           checks apply only to a live folder
 ``batches``                every batch of the live segments, oldest first, each
                            compared on the header fields it lists (the delete
                            horizon bit and value, offsets kept, crc: see
@@ -40,7 +44,7 @@ from lethe_conformance.scenarios.ops.batches import FoundBatch, judge_batches
 from lethe_conformance.scenarios.ops.registry import op
 from lethe_conformance.targets.base import LOG_DIR, CapabilityMissingError
 
-__all__ = ["check_files", "live_segments"]
+__all__ = ["check_files", "directory_state", "live_segments"]
 
 _LIVE_LOG = re.compile(r"^(\d{20})\.log$")
 
@@ -69,6 +73,10 @@ def _check_partition(
     ctx: RunContext, exp: Expectations, path: str, log_dir: Path, entry: Mapping[str, Any]
 ) -> None:
     folder = log_dir / f"{ctx.topic(entry['topic'])}-{entry['partition']}"
+    if "directory" in entry:
+        state = directory_state(log_dir, ctx.topic(entry["topic"]), entry["partition"])
+        if not exp.equal(f"{path}.directory", entry["directory"], state) or state != "live":
+            return
     if not folder.is_dir():
         exp.missing(path, f"partition folder {entry['topic']}-{entry['partition']}")
         return
@@ -95,6 +103,16 @@ def _check_partition(
             exp.equal(f"{path}.batches", "readable segments", found)
         else:
             judge_batches(ctx, exp, f"{path}.batches", entry["batches"], found)
+
+
+def directory_state(log_dir: Path, topic: str, partition: int) -> str:
+    """``live``, ``deleted`` (only a ``-delete`` rename is left) or ``gone``."""
+    if (log_dir / f"{topic}-{partition}").is_dir():
+        return "live"
+    renamed = re.compile(rf"^{re.escape(topic)}-{partition}\.[0-9a-f]{{32}}-delete$")
+    if any(renamed.match(p.name) and p.is_dir() for p in log_dir.iterdir()):
+        return "deleted"
+    return "gone"
 
 
 def _batches(folder: Path, segments: list[int]) -> list[FoundBatch] | str:
