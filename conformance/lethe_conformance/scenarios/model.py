@@ -39,6 +39,7 @@ CAPABILITY_OF_OP: Mapping[str, str] = {
     "restart": "restart",
     "trigger_cleaning": "trigger-cleaning",
     "check_files": "log-dir",
+    "restart_with_files": "edit-log-dir",
 }
 
 

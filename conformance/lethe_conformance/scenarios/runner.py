@@ -8,6 +8,7 @@ Theory of operation
       for each selected scenario:
         profile offered?          no  -> UNSUPPORTED      (target.profiles(), discovered)
         capabilities present?     no  -> NOT_APPLICABLE   (scenario.requires)
+        own-log-dir required:     run it on target.isolated(), a broker of its own
         setup: create topics (unique names), wait for leaders, replay fixture batches
         steps in order, stop at the first that does not pass:
           mismatches                         -> FAIL (expected vs actual, JSON path)
@@ -31,6 +32,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from lethe_formats.errors import FormatError
 from lethe_formats.protocol.error_codes import ErrorCode, error_name
@@ -42,7 +44,13 @@ from lethe_conformance.scenarios.context import RunContext
 from lethe_conformance.scenarios.model import Scenario, ScenarioError, Step
 from lethe_conformance.scenarios.ops import OPS, WaitExpiredError
 from lethe_conformance.scenarios.ops.messages import replay_entries
-from lethe_conformance.targets.base import CapabilityMissingError, ControlError, Target
+from lethe_conformance.targets.base import (
+    OWN_LOG_DIR,
+    CapabilityMissingError,
+    ControlError,
+    LocalTarget,
+    Target,
+)
 
 __all__ = ["Selection", "SetupError", "run_scenario", "run_scenarios"]
 
@@ -97,6 +105,27 @@ def run_scenario(
     if gate is not None:
         outcome, detail = gate
         return _result(scenario, outcome, detail, (), started)
+    if OWN_LOG_DIR in scenario.requires:
+        return _run_isolated(cast(LocalTarget, target), scenario, cleanup, token, started)
+    return _run_steps(target, scenario, cleanup, token, started)
+
+
+def _run_isolated(
+    target: LocalTarget, scenario: Scenario, cleanup: bool, token: str | None, started: float
+) -> ScenarioResult:
+    """The scenario on a broker of its own (own-log-dir); failing to start one is an ERROR."""
+    try:
+        with target.isolated() as own:
+            return _run_steps(own, scenario, cleanup, token, started)
+    except Exception as error:  # starting or stopping the broker: never end the run
+        detail = f"a broker of its own: {type(error).__name__}: {error}"
+        return _result(scenario, Outcome.ERROR, detail, (), started)
+
+
+def _run_steps(
+    target: Target, scenario: Scenario, cleanup: bool, token: str | None, started: float
+) -> ScenarioResult:
+    """Setup, steps and cleanup of a scenario that passed the gate."""
     ctx = RunContext(target, scenario, token)
     steps: list[StepResult] = []
     try:

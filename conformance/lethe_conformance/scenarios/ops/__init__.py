@@ -5,14 +5,24 @@
 ``files``       check_files (log-dir targets)
 ``control``     advance_time, wait, restart, trigger_cleaning
 ``partitions``  the per-partition judging the multi-partition ops share
+``log_dir``     restart_with_files (edit-log-dir targets)
 ``partition_counts`` delete_partitions (KIP-694), create_partitions, metadata,
                 describe_broker_configs
 
 Importing this package registers every op.
 """
 
-from lethe_conformance.scenarios.ops import control, files, messages, partition_counts
+from lethe_conformance.scenarios.ops import control, files, log_dir, messages, partition_counts
 from lethe_conformance.scenarios.ops.control import WaitExpiredError
 from lethe_conformance.scenarios.ops.registry import OPS, Op
 
-__all__ = ["OPS", "Op", "WaitExpiredError", "control", "files", "messages", "partition_counts"]
+__all__ = [
+    "OPS",
+    "Op",
+    "WaitExpiredError",
+    "control",
+    "files",
+    "log_dir",
+    "messages",
+    "partition_counts",
+]

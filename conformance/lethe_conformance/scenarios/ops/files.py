@@ -23,6 +23,8 @@ reader Kafka's ``CheckpointFile`` is), and only this scenario's topics are
 compared: ``entries`` must be exactly the file's entries for them, ``absent``
 partitions must not be listed. A file that cannot be read is a mismatch, a
 wrong answer of the target.
+``text`` compares a whole checkpoint file exactly (for a log dir the scenario
+owns, capability own-log-dir).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import Expectations, RunContext
 from lethe_conformance.scenarios.model import int64
 from lethe_conformance.scenarios.ops.batches import FoundBatch, judge_batches
+from lethe_conformance.scenarios.ops.log_dir import fill_symbols
 from lethe_conformance.scenarios.ops.registry import op
 from lethe_conformance.targets.base import LOG_DIR, CapabilityMissingError
 
@@ -153,6 +156,8 @@ def _check_checkpoint(
     ctx: RunContext, exp: Expectations, path: str, log_dir: Path, entry: Mapping[str, Any]
 ) -> None:
     file = log_dir / entry["file"]
+    if "text" in entry:
+        _check_text(ctx, exp, f"{path}.text", file, entry["text"])
     try:
         checkpoint = read_offset_checkpoint(file)
     except (OSError, FormatError) as error:
@@ -171,6 +176,16 @@ def _check_checkpoint(
             exp.equal(
                 f"{path}.absent[{index}]", "no entry", f"{absent['topic']} {key[1]} {listed[key]}"
             )
+
+
+def _check_text(ctx: RunContext, exp: Expectations, path: str, file: Path, text: str) -> None:
+    """The whole file, byte for byte (as UTF-8 text, no newline translation)."""
+    try:
+        with file.open(encoding="utf-8", newline="") as handle:
+            got = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        got = f"unreadable: {error}"
+    exp.equal(path, fill_symbols(ctx, text), got)
 
 
 def _named(ctx: RunContext, entries: dict[tuple[str, int], int]) -> list[str]:
