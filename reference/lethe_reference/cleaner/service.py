@@ -37,7 +37,7 @@ from collections.abc import Callable
 from lethe_formats.errors import FormatError
 
 from lethe_reference.cleaner.algorithm import CleanParams, CleanResult, clean_log
-from lethe_reference.cleaner.filter import TombstonePredicate, default_is_tombstone
+from lethe_reference.cleaner.filter import TombstonePredicate
 from lethe_reference.cleaner.logview import producer_scan, source_segments
 from lethe_reference.cleaner.manager import CleanerManager, LogToClean
 from lethe_reference.cleaner.offset_map import slots_for
@@ -47,15 +47,12 @@ from lethe_reference.retention.policies import delete_old_segments
 from lethe_reference.scheduler import Scheduler
 from lethe_reference.storage.log_manager import LogManager
 from lethe_reference.storage.settings import LogSettings
+from lethe_reference.storage.tombstones import record_attribute_mask, tombstone_predicate
 
 __all__ = ["TASK_NAME", "LogCleaner"]
 
 _log = logging.getLogger("lethe_reference.cleaner")
 TASK_NAME = "kafka-log-cleaner-thread-0"
-
-
-def _default_predicate(_settings: LogSettings) -> TombstonePredicate:
-    return default_is_tombstone
 
 
 class LogCleaner:
@@ -65,9 +62,10 @@ class LogCleaner:
         self.log_manager = log_manager
         self.config = config
         self.manager = CleanerManager(log_manager)
-        #: Builds ``is_tombstone(record, magic)`` from a log's settings (KIP-87 hook).
+        #: Builds ``is_tombstone(record, magic)`` from a log's settings (KIP-87 hook):
+        #: Kafka's null-value rule, plus bit 0 where ``tombstone.flag.enable`` is on.
         self.tombstone_predicate_for: Callable[[LogSettings], TombstonePredicate] = (
-            _default_predicate
+            tombstone_predicate
         )
         self.rounds = 0
 
@@ -187,6 +185,7 @@ class LogCleaner:
             max_message_bytes=settings.max_message_bytes,
             active_producers=producer_scan(log, now_ms=now, expiration_ms=expiration).active,
             is_tombstone=self.tombstone_predicate_for(settings),
+            record_attribute_mask=record_attribute_mask(settings),
             io_buffer_bytes=config.get_int("log.cleaner.io.buffer.size") // threads // 2,
             max_io_buffer_bytes=config.get_int("message.max.bytes"),
             map_slots=slots_for(config.get_int("log.cleaner.dedupe.buffer.size"), threads),
