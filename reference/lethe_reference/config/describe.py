@@ -37,7 +37,11 @@ from dataclasses import dataclass
 from itertools import dropwhile
 
 from lethe_reference.config.broker import BrokerConfig
-from lethe_reference.config.broker_defs import BROKER_CONFIG_DEF, DYNAMIC_BROKER_CONFIGS
+from lethe_reference.config.broker_defs import (
+    BROKER_CONFIG_DEF,
+    DYNAMIC_BROKER_CONFIGS,
+    INTERNAL_BROKER_CONFIGS,
+)
 from lethe_reference.config.log_config import effective_topic_values
 from lethe_reference.config.topic import (
     DESCRIBE_ORDER,
@@ -166,11 +170,15 @@ def describe_broker_configs(
     """Entries of resource BROKER "<node id>" (``per_broker``) or "" (defaults).
 
     Order: defined configs in definition order, then other names sorted (Kafka
-    uses a hash order here).
+    uses a hash order here). Internal configs (``INTERNAL_BROKER_CONFIGS``) are
+    listed only when set, as Kafka lists ``originals`` plus ``nonInternalValues``.
     """
     if per_broker:
         raw = {**broker.static, **broker.dynamic_default, **broker.dynamic_broker}
-        names = list(BROKER_CONFIG_DEF.names()) + sorted(set(raw) - set(BROKER_CONFIG_DEF.names()))
+        names = [
+            n for n in BROKER_CONFIG_DEF.names() if n not in INTERNAL_BROKER_CONFIGS or n in raw
+        ]
+        names += sorted(set(raw) - set(BROKER_CONFIG_DEF.names()))
     else:
         raw = dict(broker.dynamic_default)
         names = [n for n in BROKER_CONFIG_DEF.names() if n in raw] + sorted(

@@ -32,6 +32,7 @@ from lethe_formats.protocol.messages.delete_records import (
     DeleteRecordsTopicResult,
 )
 
+from lethe_reference import faults
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.partition_ops.common import watch_key
@@ -89,6 +90,9 @@ def handle(
         (topic, partition): delete_records_on_partition(broker, topic, partition, offset)
         for (topic, partition), offset in offsets.items()
     }
+    failed = [r for r in results.values() if r.error is not ErrorCode.NONE]
+    if failed and faults.active(broker, "delete-records-one-error-fails-all"):
+        return build_response({tp: PartitionDelete(failed[0].error) for tp in results})
     if not delayed_required(results.values()):
         return build_response(results)
     delayed = DelayedDeleteRecords(broker, results, build_response)

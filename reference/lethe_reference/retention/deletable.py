@@ -26,9 +26,11 @@ segment qualifies only when
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable
 
+from lethe_reference import faults
 from lethe_reference.storage.log import LogStartOffsetIncrementReason, PartitionLog
 from lethe_reference.storage.segment import LogSegment
 
@@ -41,12 +43,17 @@ _log = logging.getLogger(__name__)
 def deletable_segments(log: PartitionLog, predicate: Predicate) -> list[LogSegment]:
     """The oldest segments, in order, that ``predicate`` and the shared rules accept."""
     segments = list(log.segments)
+    if faults.active(log, "retention-not-prefix"):  # a filter over the inactive segments
+        pairs = itertools.pairwise(segments)
+        return [s for s, n in pairs if log.high_watermark >= n.base_offset and predicate(s, n)]
     deletable: list[LogSegment] = []
     for index, segment in enumerate(segments):
         following = segments[index + 1] if index + 1 < len(segments) else None
         last_and_empty = following is None and segment.size == 0
         upper_bound = following.base_offset if following is not None else log.log_end_offset
         accepted = log.high_watermark >= upper_bound and predicate(segment, following)
+        if following is None and faults.active(log, "retention-keeps-active-segment"):
+            break
         if not accepted or last_and_empty:
             break
         deletable.append(segment)
@@ -65,9 +72,10 @@ def delete_segments(log: PartitionLog, deletable: list[LogSegment], reason: str)
     if doomed:
         following = log.segments.higher(doomed[-1].base_offset)
         assert following is not None  # a roll above guarantees a later segment
-        log.maybe_increment_log_start_offset(
-            following.base_offset, LogStartOffsetIncrementReason.SEGMENT_DELETION
-        )
+        if not faults.active(log, "log-start-offset-not-moved-by-retention"):
+            log.maybe_increment_log_start_offset(
+                following.base_offset, LogStartOffsetIncrementReason.SEGMENT_DELETION
+            )
         _log.info("[%s] Deleting segments due to %s: %s", log.name, reason, doomed)
         log.remove_and_delete_segments(doomed)
     return len(deletable)

@@ -28,6 +28,7 @@ Returns the number of segments listed for deletion, as Kafka does.
 
 from __future__ import annotations
 
+from lethe_reference import faults
 from lethe_reference.retention.consumed import delete_consumed_segments
 from lethe_reference.retention.deletable import deletable_segments, delete_segments
 from lethe_reference.storage.log import PartitionLog
@@ -47,14 +48,16 @@ def delete_old_segments(log: PartitionLog, min_committed_offset: int | None = No
     log start offset breach, before the forced rules (catalog KIP68-RET-1)."""
     deleted = delete_log_start_offset_breached_segments(log)
     deleted += delete_consumed_segments(log, min_committed_offset)
-    if log.settings.delete:
+    if log.settings.delete or faults.active(log, "retention-on-compact-topics"):
         deleted += delete_retention_size_breached_segments(log)
         deleted += delete_retention_ms_breached_segments(log)
     return deleted
 
 
 def delete_log_start_offset_breached_segments(log: PartitionLog) -> int:
-    def breached(_segment: LogSegment, following: LogSegment | None) -> bool:
+    def breached(segment: LogSegment, following: LogSegment | None) -> bool:
+        if faults.active(log, "retention-deletes-straddling-segment"):
+            return segment.base_offset < log.log_start_offset
         return following is not None and following.base_offset <= log.log_start_offset
 
     reason = f"log start offset {log.log_start_offset} breach"
@@ -64,6 +67,8 @@ def delete_log_start_offset_breached_segments(log: PartitionLog) -> int:
 def delete_retention_size_breached_segments(log: PartitionLog) -> int:
     retention_bytes = log.settings.retention_bytes
     size = log.size()
+    if faults.active(log, "size-retention-ignores-active-segment"):
+        size -= log.active_segment.size
     if retention_bytes < 0 or size < retention_bytes:
         return 0
     remaining = size - retention_bytes
@@ -81,7 +86,7 @@ def delete_retention_size_breached_segments(log: PartitionLog) -> int:
 
 def delete_retention_ms_breached_segments(log: PartitionLog) -> int:
     retention_ms = log.settings.retention_ms
-    if retention_ms < 0:
+    if retention_ms < 0 and not faults.active(log, "retention-minus-one-not-unlimited"):
         return 0
     start_ms = log.clock.now_ms()
 

@@ -47,6 +47,7 @@ from lethe_formats.storage.filenames import (
     parse_segment_file_name,
 )
 
+from lethe_reference import faults
 from lethe_reference.clock import Clock
 from lethe_reference.storage import segment_reads
 from lethe_reference.storage.leader_epoch import LeaderEpochCache
@@ -214,6 +215,8 @@ def _finish(log: PartitionLog, params: LoadParams, log_end: int | None) -> Parti
     first = log.segments.first
     assert first is not None
     start = max(params.log_start_offset, first.base_offset)
+    if faults.active(log, "log-start-offset-not-clamped-on-restart"):
+        start = params.log_start_offset
     log.epoch_cache.truncate_from_end(end)
     log.epoch_cache.truncate_from_start(params.log_start_offset)
     return log.restore_offsets(log_start_offset=start, recovery_point=recovery_point)

@@ -53,6 +53,7 @@ from typing import Protocol
 from lethe_formats.model import BatchHeader
 from lethe_formats.records.scan import LogScanner
 
+from lethe_reference import faults
 from lethe_reference.clock import Clock
 from lethe_reference.storage import errors
 from lethe_reference.storage.file_records import last_offset, max_timestamp
@@ -232,7 +233,8 @@ class PartitionLog:
         self._high_watermark = max(self._high_watermark, offset)
         self._recovery_point = max(self._recovery_point, offset)
         _log.info("[%s] Incremented log start offset to %d due to %s", self.name, offset, reason)
-        self.epoch_cache.truncate_from_start(offset)
+        if not faults.active(self, "epoch-cache-not-truncated"):
+            self.epoch_cache.truncate_from_start(offset)
         return True
 
     # --- append -------------------------------------------------------------------------
@@ -388,7 +390,7 @@ class PartitionLog:
             self.segments.remove(segment.base_offset)
             if segment.suffix != DELETED_SUFFIX:
                 segment.change_file_suffixes(segment.suffix, DELETED_SUFFIX)
-        if self.deleter is None:
+        if self.deleter is None or faults.active(self, "segments-deleted-at-once"):
             for segment in doomed:
                 segment.delete_files()
         else:

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 
 from lethe_formats.model import NO_TIMESTAMP, AbortedTxn
 
+from lethe_reference import faults
 from lethe_reference.storage import segment_reads
 from lethe_reference.storage.errors import OffsetOutOfRangeError
 from lethe_reference.storage.segment_reads import TimestampAndOffset
@@ -130,12 +131,16 @@ def read(
     min_one_message: bool = True,
 ) -> FetchData:
     """Read from ``fetch_offset``; see the module docstring."""
-    if fetch_offset < log.log_start_offset:
+    if fetch_offset < log.log_start_offset and not faults.active(
+        log, "fetch-below-log-start-returns-data"
+    ):
         raise OffsetOutOfRangeError(
             f"Received request for offset {fetch_offset} for partition {log.name}, but we only "
             f"have log segments starting from offset: {log.log_start_offset}."
         )
     segment = log.segments.floor(fetch_offset)
+    if fetch_offset > log.log_end_offset and faults.active(log, "fetch-above-log-end-empty"):
+        return FetchData(fetch_offset)
     if fetch_offset > log.log_end_offset or segment is None:
         raise OffsetOutOfRangeError(
             f"Received request for offset {fetch_offset} for partition {log.name}, but we only "
@@ -188,6 +193,10 @@ def fetch_offset_by_timestamp(log: PartitionLog, timestamp: int) -> TimestampAnd
         earliest = cache.earliest_entry
         usable = earliest is not None and earliest.start_offset <= log.log_start_offset
         epoch = earliest.epoch if earliest is not None and usable else None
+        if faults.active(log, "list-offsets-earliest-first-segment-base"):
+            return TimestampAndOffset(
+                NO_TIMESTAMP, (log.segments.first or log.active_segment).base_offset, epoch
+            )
         return TimestampAndOffset(NO_TIMESTAMP, log.log_start_offset, epoch)
     if timestamp == LATEST_TIMESTAMP:
         return TimestampAndOffset(NO_TIMESTAMP, log.log_end_offset, cache.latest_epoch)
@@ -195,12 +204,18 @@ def fetch_offset_by_timestamp(log: PartitionLog, timestamp: int) -> TimestampAnd
         return TimestampAndOffset(NO_TIMESTAMP, -1, -1)
     if timestamp == MAX_TIMESTAMP:
         best = max(log.segments, key=lambda s: s.state.max_timestamp_so_far)  # first of ties
-        return segment_reads.offset_of_max_timestamp(best)
+        found = segment_reads.offset_of_max_timestamp(best)
+        if found is not None and faults.active(log, "list-offsets-max-timestamp-clamped"):
+            return found._replace(offset=max(found.offset, log.log_start_offset))
+        return found
     if timestamp < 0:
         raise ValueError(f"unsupported ListOffsets timestamp {timestamp}")
+    start = log.log_start_offset
+    if faults.active(log, "list-offsets-search-below-log-start"):
+        start = (log.segments.first or log.active_segment).base_offset
     for segment in log.segments:
         if segment.largest_timestamp() >= timestamp:
-            return segment_reads.find_offset_by_timestamp(segment, timestamp, log.log_start_offset)
+            return segment_reads.find_offset_by_timestamp(segment, timestamp, start)
     return None
 
 

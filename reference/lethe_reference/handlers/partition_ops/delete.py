@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, TypeVar
 from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_formats.protocol.messages.delete_records import HIGH_WATERMARK, INVALID_LOW_WATERMARK
 
+from lethe_reference import faults
 from lethe_reference.handlers.partition_ops.common import (
     error_code_of,
     is_internal,
@@ -48,6 +49,7 @@ from lethe_reference.handlers.partition_ops.common import (
     partition_exists,
 )
 from lethe_reference.purgatory import Deferred
+from lethe_reference.retention.policies import delete_log_start_offset_breached_segments
 from lethe_reference.storage.errors import LogError
 from lethe_reference.storage.log import LogStartOffsetIncrementReason
 
@@ -87,7 +89,7 @@ def delete_records_on_partition(
     """Steps 1-6 of the module docstring."""
     if not partition_exists(broker, topic, partition):
         return PartitionDelete(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if is_internal(topic):
+    if is_internal(topic) and not faults.active(broker, "delete-records-on-internal-topic"):
         return PartitionDelete(
             ErrorCode.INVALID_TOPIC_EXCEPTION,
             message=f"Cannot delete records of internal topic {topic}",
@@ -96,13 +98,19 @@ def delete_records_on_partition(
     if isinstance(found, ErrorCode):
         return PartitionDelete(found)
     log = found
-    if not log.settings.delete:
+    if not log.settings.delete and not faults.active(
+        broker, "delete-records-ignores-cleanup-policy"
+    ):
         return PartitionDelete(
             ErrorCode.POLICY_VIOLATION,
             message=f"Records of partition {topic}-{partition} can not be deleted due to the "
             "configured policy",
         )
     converted = log.high_watermark if offset == HIGH_WATERMARK else offset
+    if faults.active(broker, "delete-records-minus-one-literal"):
+        converted = offset
+    if faults.active(broker, "delete-records-above-high-watermark"):
+        converted = min(converted, log.high_watermark)
     if converted < 0:
         return PartitionDelete(
             ErrorCode.OFFSET_OUT_OF_RANGE,
@@ -114,6 +122,10 @@ def delete_records_on_partition(
         )
     except LogError as error:
         return PartitionDelete(error_code_of(error), message=error.message)
+    if faults.active(broker, "delete-records-deletes-segments-at-once"):
+        delete_log_start_offset_breached_segments(log)
+    if faults.active(broker, "low-watermark-is-requested-offset"):
+        return PartitionDelete(ErrorCode.NONE, converted, converted)
     return PartitionDelete(ErrorCode.NONE, converted, low_watermark(log))
 
 

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING
 from lethe_formats.model import AbortedTxn
 from lethe_formats.protocol.error_codes import ErrorCode
 
+from lethe_reference import faults
 from lethe_reference.handlers.partition_ops.common import (
     NO_EPOCH,
     check_leader_epoch,
@@ -148,6 +149,8 @@ def read_partition(
             min_one_message=min_one_message,
         )
     except LogError as error:
+        if faults.active(broker, "fetch-out-of-range-keeps-offsets"):
+            return PartitionRead(error_code_of(error), hw, stable, start)
         return PartitionRead(error_code_of(error))
     except OSError:
         return PartitionRead(ErrorCode.KAFKA_STORAGE_ERROR)
