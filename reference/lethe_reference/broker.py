@@ -24,6 +24,12 @@ Periodic tasks, named and timed as Kafka's (``ReplicaManager``/``LogManager``)::
     kafka-log-start-offset-checkpoint log.flush.start.offset.checkpoint.interval.ms 60000
     kafka-log-retention              log.retention.check.interval.ms               300000
     kafka-log-flusher                log.flush.scheduler.interval.ms            Long.MAX (off)
+    kafka-log-cleaner-thread-0       log.cleaner.backoff.ms                        15000
+
+The cleaner task (:attr:`Broker.cleaner`, :mod:`lethe_reference.cleaner`) runs at
+startup and then every backoff when ``log.cleaner.enable``; it compacts the
+filthiest logs and runs segment deletion on compacted logs, which the retention
+task leaves to it, as Kafka's cleaner thread does.
     delete-topic-partitions          delete.topic.partition.interval.delay.ms     300000
                                      (KIP-694, only with delete.topic.partition.enable)
 
@@ -45,6 +51,7 @@ from lethe_formats.storage.kafka_uuid import KafkaUuid
 from lethe_formats.storage.meta_properties import MetaProperties
 
 from lethe_reference import faults
+from lethe_reference.cleaner import LogCleaner
 from lethe_reference.clock import Clock, SystemClock
 from lethe_reference.cluster import group_runtime
 from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
@@ -102,6 +109,7 @@ class Broker:
     durable: bool = True
     scheduler: Scheduler = field(init=False)
     log_manager: LogManager = field(init=False)
+    cleaner: LogCleaner = field(init=False)
     metadata: TopicRegistry = field(init=False)
     purgatories: Purgatories = field(init=False)
     started: bool = field(default=False, init=False)
@@ -123,6 +131,7 @@ class Broker:
             durable=self.durable,
         )
         self.log_manager.min_committed_offsets = lambda: committed_offsets_of(self)  # KIP-68
+        self.cleaner = LogCleaner(self.log_manager, self.config)
         self.purgatories = Purgatories(
             fetch=Purgatory("Fetch", self.scheduler),
             produce=Purgatory("Produce", self.scheduler),
@@ -210,6 +219,7 @@ class Broker:
                 continue
             delay = period if initial is None else initial
             self.scheduler.schedule(name, delay, actions[name], period_ms=period)
+        self.cleaner.start(self.scheduler)
 
     # --- time ---------------------------------------------------------------------------
 
@@ -294,6 +304,7 @@ class Broker:
     def set_config(self, config: BrokerConfig) -> None:
         """Swap in a new broker config (dynamic change); topic defaults follow."""
         self.config = config
+        self.cleaner.config = config
         for info in self.metadata:
             self.log_manager.update_settings(info.name)
 

@@ -207,6 +207,19 @@ class EmbeddedBroker:
 
         return self.call(step)
 
+    def trigger_cleaning(self) -> int:
+        """Wake the log cleaner now, on the broker's task, and wait for it: every
+        cleanable log is cleaned once (``LogCleaner.clean_now``), then segment
+        deletion runs on compacted logs as after each cleaner attempt in Kafka.
+        Returns the number of logs cleaned."""
+
+        def clean(broker: Broker) -> int:
+            cleaned = broker.cleaner.clean_now()
+            broker.cleaner.delete_old_segments()
+            return cleaned
+
+        return self.call(clean)
+
     def restart(self) -> None:
         """Clean shutdown and a fresh broker on the same log dir, clock and port."""
         if self._thread is not None:

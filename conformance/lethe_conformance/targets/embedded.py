@@ -41,7 +41,7 @@ from lethe_reference.embedded import EmbeddedBroker
 from lethe_reference.server.defaults import broker_config
 
 from lethe_conformance.client.connection import DEFAULT_REQUEST_TIMEOUT, KafkaConnection
-from lethe_conformance.targets.base import TRIGGER_CLEANING, Capabilities, CapabilityMissingError
+from lethe_conformance.targets.base import Capabilities
 from lethe_conformance.targets.profiles import discover_profiles
 
 __all__ = ["DEFAULT_START_MS", "GOLDEN_BROKER_SETTINGS", "EmbeddedTarget"]
@@ -104,7 +104,9 @@ class EmbeddedTarget:
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(clock="virtual", log_dir=self._log_dir, restart=True)
+        return Capabilities(
+            clock="virtual", log_dir=self._log_dir, restart=True, trigger_cleaning=True
+        )
 
     def connect(self) -> KafkaConnection:
         return KafkaConnection.open(
@@ -124,7 +126,8 @@ class EmbeddedTarget:
         self._broker.restart()
 
     def trigger_cleaning(self) -> None:
-        raise CapabilityMissingError(self.name, TRIGGER_CLEANING)
+        """Run the reference broker's log cleaner now (``EmbeddedBroker.trigger_cleaning``)."""
+        self._broker.trigger_cleaning()
 
     def close(self) -> None:
         self._broker.stop()

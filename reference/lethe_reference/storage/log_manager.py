@@ -259,10 +259,15 @@ class LogManager:
     # --- periodic work ------------------------------------------------------------------
 
     def cleanup_logs(self) -> int:
-        """Run retention on every log (``kafka-log-retention``; for compacted logs
-        Kafka's cleaner thread runs the same rules); returns segments deleted."""
+        """Run retention on every log without ``compact`` (``kafka-log-retention``);
+        compacted logs, ``compact,delete`` included, are the cleaner task's, as in
+        Kafka's ``cleanupLogs``. Returns the number of segments deleted."""
         committed = self.min_committed_offsets()  # KIP-68: one snapshot per pass
-        return sum(delete_old_segments(log, committed.get(*key)) for key, log in self.logs.items())
+        return sum(
+            delete_old_segments(log, committed.get(*key))
+            for key, log in self.logs.items()
+            if not log.settings.compact
+        )
 
     def flush(self) -> None:
         """Flush every log fully; recovery points advance to the LEOs."""
