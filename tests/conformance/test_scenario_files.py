@@ -44,8 +44,6 @@ NOT_YET_COVERED = {
     "KIP107-PUR-5": "needs a lagging follower",
     "KIP107-SEG-2": "needs the log cleaner (compact-only topics run the rule after cleaning)",
     "KIP107-CKP-7": "tmp + fsync + rename: not observable from outside",
-    "KIP107-CKP-8": "needs a target whose checkpoint file the runner may corrupt between restarts",
-    "KIP107-CKP-9": "needs a log dir no other scenario shares",
 }
 
 

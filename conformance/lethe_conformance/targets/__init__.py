@@ -13,12 +13,15 @@ bootstrap target never imports the reference broker.
 from lethe_conformance.targets.base import (
     ALL_CAPABILITIES,
     CLOCK_CONTROL,
+    EDIT_LOG_DIR,
     LOG_DIR,
+    OWN_LOG_DIR,
     RESTART,
     TRIGGER_CLEANING,
     Capabilities,
     CapabilityMissingError,
     ControlError,
+    LocalTarget,
     Target,
 )
 from lethe_conformance.targets.bootstrap import BootstrapTarget, ControlHook, parse_bootstrap
@@ -26,7 +29,9 @@ from lethe_conformance.targets.bootstrap import BootstrapTarget, ControlHook, pa
 __all__ = [
     "ALL_CAPABILITIES",
     "CLOCK_CONTROL",
+    "EDIT_LOG_DIR",
     "LOG_DIR",
+    "OWN_LOG_DIR",
     "RESTART",
     "TRIGGER_CLEANING",
     "BootstrapTarget",
@@ -34,6 +39,7 @@ __all__ = [
     "CapabilityMissingError",
     "ControlError",
     "ControlHook",
+    "LocalTarget",
     "Target",
     "parse_bootstrap",
 ]

@@ -14,6 +14,15 @@ names, as scenarios spell them:
 ``log-dir``           the runner can read the broker's log directory (:attr:`Capabilities.log_dir`).
 ``restart``           :meth:`Target.restart` stops and starts the broker on the same log dir.
 ``trigger-cleaning``  :meth:`Target.trigger_cleaning` makes the log cleaner run now.
+``edit-log-dir``      :meth:`LocalTarget.restart_editing` stops the broker, lets the runner
+                      change files in its log directory, and starts it again on that dir
+                      (a checkpoint corrupted between a shutdown and a startup).
+``own-log-dir``       :meth:`LocalTarget.isolated` gives a scenario a broker of its own on a
+                      fresh log directory (root checkpoints no other scenario writes to).
+
+The last two need the runner to own the broker process: the embedded target
+has them; a broker reached by address does not (a control hook's ``restart``
+is one action, with no moment in between).
 
 Profiles are not declared but *discovered* (``profiles.py``): ApiVersions
 for extension APIs, DescribeConfigs for extension configs.
@@ -24,6 +33,8 @@ connection each time; the runner reconnects after a restart or a clock jump.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -33,12 +44,15 @@ from lethe_conformance.client.connection import KafkaConnection
 __all__ = [
     "ALL_CAPABILITIES",
     "CLOCK_CONTROL",
+    "EDIT_LOG_DIR",
     "LOG_DIR",
+    "OWN_LOG_DIR",
     "RESTART",
     "TRIGGER_CLEANING",
     "Capabilities",
     "CapabilityMissingError",
     "ControlError",
+    "LocalTarget",
     "Target",
 ]
 
@@ -46,7 +60,11 @@ CLOCK_CONTROL = "clock-control"
 LOG_DIR = "log-dir"
 RESTART = "restart"
 TRIGGER_CLEANING = "trigger-cleaning"
-ALL_CAPABILITIES = frozenset({CLOCK_CONTROL, LOG_DIR, RESTART, TRIGGER_CLEANING})
+EDIT_LOG_DIR = "edit-log-dir"
+OWN_LOG_DIR = "own-log-dir"
+ALL_CAPABILITIES = frozenset(
+    {CLOCK_CONTROL, LOG_DIR, RESTART, TRIGGER_CLEANING, EDIT_LOG_DIR, OWN_LOG_DIR}
+)
 
 
 class CapabilityMissingError(Exception):
@@ -71,6 +89,8 @@ class Capabilities:
     restart: bool = False
     trigger_cleaning: bool = False
     sasl: bool = False
+    edit_log_dir: bool = False
+    own_log_dir: bool = False
 
     def names(self) -> frozenset[str]:
         """The capability names this target has, as scenarios' ``requires`` spell them."""
@@ -83,6 +103,10 @@ class Capabilities:
             names.add(RESTART)
         if self.trigger_cleaning:
             names.add(TRIGGER_CLEANING)
+        if self.edit_log_dir:
+            names.add(EDIT_LOG_DIR)
+        if self.own_log_dir:
+            names.add(OWN_LOG_DIR)
         return frozenset(names)
 
 
@@ -119,4 +143,16 @@ class Target(Protocol):
 
     def close(self) -> None:
         """Release what the target holds (stop an embedded broker)."""
+        ...
+
+
+class LocalTarget(Target, Protocol):
+    """A target whose broker the runner owns (capabilities edit-log-dir, own-log-dir)."""
+
+    def restart_editing(self, edit: Callable[[Path], None]) -> None:
+        """Stop the broker cleanly, call ``edit(log_dir)``, start it on the same log dir."""
+        ...
+
+    def isolated(self) -> AbstractContextManager[Target]:
+        """A started broker of its own on a fresh log dir, same settings; closed on exit."""
         ...

@@ -13,6 +13,9 @@ directory of its own (a temporary one unless given), on a manual clock:
 * the log dir is a local path, so on-disk expectations can be checked;
 * :meth:`restart` is a clean shutdown and a new broker on the same log dir,
   clock and port.
+* :meth:`restart_editing` stops the broker, lets the runner change files in
+  its log dir and starts it again; :meth:`isolated` starts a broker of its own
+  on a fresh log dir (capabilities ``edit-log-dir`` and ``own-log-dir``).
 
 Broker settings: Kafka's quickstart ``server.properties`` (the reference
 broker's default) with the few settings the golden Kafka broker ran with to
@@ -32,7 +35,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -73,6 +77,8 @@ class EmbeddedTarget:
             Path(tempfile.mkdtemp(prefix="lethe-target-")) if log_dir is None else Path(log_dir)
         )
         settings = dict(GOLDEN_BROKER_SETTINGS) | dict(PROFILE_SETTINGS) | dict(overrides or {})
+        self._settings = settings
+        self._start_ms = start_ms
         self._broker = EmbeddedBroker(
             self._log_dir, config=broker_config(overrides=settings), clock=ManualClock(start_ms)
         )
@@ -105,7 +111,12 @@ class EmbeddedTarget:
     @property
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            clock="virtual", log_dir=self._log_dir, restart=True, trigger_cleaning=True
+            clock="virtual",
+            log_dir=self._log_dir,
+            restart=True,
+            trigger_cleaning=True,
+            edit_log_dir=True,
+            own_log_dir=True,
         )
 
     def connect(self) -> KafkaConnection:
@@ -124,6 +135,26 @@ class EmbeddedTarget:
 
     def restart(self) -> None:
         self._broker.restart()
+
+    def restart_editing(self, edit: Callable[[Path], None]) -> None:
+        """Stop the broker cleanly, let ``edit`` change its log dir, start it again (same dir,
+        clock and port): a restart with a file changed while the broker was down."""
+        self._broker.stop()
+        try:
+            edit(self._log_dir)
+        finally:
+            self._broker.start()
+
+    @contextmanager
+    def isolated(self) -> Iterator[EmbeddedTarget]:
+        """A broker of its own on a fresh temporary log dir, with this one's settings and
+        clock start (own-log-dir); stopped, and its dir removed, on exit."""
+        with EmbeddedTarget(
+            overrides=self._settings,
+            start_ms=self._start_ms,
+            request_timeout=self._request_timeout,
+        ) as other:
+            yield other
 
     def trigger_cleaning(self) -> None:
         """Run the reference broker's log cleaner now (``EmbeddedBroker.trigger_cleaning``)."""

@@ -1,0 +1,65 @@
+"""``restart_with_files``: a restart with files of the log directory changed while the broker
+is down (capability ``edit-log-dir``).
+
+Theory of operation
+-------------------
+Kafka reads its root checkpoints only at startup and rewrites them on every
+clean shutdown, so a checkpoint corrupted *before* a restart is overwritten
+before it is ever read. To show what a broker does with a damaged file (KIP107-CKP-8:
+``LogManager.loadLogs`` warns and falls back), the change has to happen between
+the shutdown and the startup. Only a target whose broker the runner owns can offer
+that moment (:class:`~lethe_conformance.targets.base.LocalTarget`)::
+
+    stop the broker cleanly  ->  write / delete the files  ->  start it on the same dir
+
+Each entry of ``files`` names a path relative to the log dir root and either
+``text`` (written as given, UTF-8, no newline translation) or ``delete``.
+``{symbol}`` in a path or text stands for the real name of a scenario topic,
+so a checkpoint line can name the scenario's partition (``{t} 0 19``). The
+connection is dropped first; the next step reconnects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from lethe_conformance.outcomes import Mismatch
+from lethe_conformance.scenarios.context import RunContext
+from lethe_conformance.scenarios.ops.registry import op
+from lethe_conformance.targets.base import EDIT_LOG_DIR, CapabilityMissingError, LocalTarget
+
+__all__ = ["fill_symbols", "restart_with_files"]
+
+_SYMBOL = re.compile(r"\{([A-Za-z0-9_.-]+)\}")
+
+
+def fill_symbols(ctx: RunContext, text: str) -> str:
+    """``text`` with every ``{symbol}`` replaced by that topic's real name."""
+    return _SYMBOL.sub(lambda m: ctx.topic(m.group(1)), text)
+
+
+@op("restart_with_files")
+def restart_with_files(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
+    target = ctx.target
+    if not target.capabilities.edit_log_dir:
+        raise CapabilityMissingError(target.name, EDIT_LOG_DIR)
+    changes: list[tuple[str, str | None]] = [
+        (fill_symbols(ctx, f["path"]), None if f.get("delete") else fill_symbols(ctx, f["text"]))
+        for f in data["files"]
+    ]
+
+    def edit(log_dir: Path) -> None:
+        for relative, text in changes:
+            file = log_dir / relative
+            if text is None:
+                file.unlink(missing_ok=True)
+            else:
+                with file.open("w", encoding="utf-8", newline="") as out:
+                    out.write(text)
+
+    ctx.drop_connection()
+    cast(LocalTarget, target).restart_editing(edit)
+    return []
