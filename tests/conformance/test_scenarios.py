@@ -193,12 +193,13 @@ def test_clock_scenarios_are_not_applicable_on_the_wall_clock(
     assert result.outcome is Outcome.NOT_APPLICABLE
 
 
-def test_a_profile_the_target_does_not_offer_is_unsupported(
-    embedded: EmbeddedTarget, tmp_path: Path
-) -> None:
-    assert "kip694" not in embedded.profiles()
-    data = small("kip694-t-extension", [PRODUCE], profile="kip694", requirements=["KIP694-API-1"])
-    result = run_scenario(embedded, scenario(tmp_path, data))
+def test_a_profile_the_target_does_not_offer_is_unsupported(tmp_path: Path) -> None:
+    with EmbeddedTarget(overrides={"delete.topic.partition.enable": "false"}) as without:
+        assert "kip694" not in without.profiles()
+        data = small(
+            "kip694-t-extension", [PRODUCE], profile="kip694", requirements=["KIP694-API-1"]
+        )
+        result = run_scenario(without, scenario(tmp_path, data))
     assert result.outcome is Outcome.UNSUPPORTED
     assert "does not offer profile kip694" in result.detail
 
