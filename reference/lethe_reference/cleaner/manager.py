@@ -113,6 +113,13 @@ class CleanerManager:
             )
             return {}
 
+    def ensure_checkpoint_file(self) -> None:
+        """``CheckpointFile``'s constructor: an empty file when none exists."""
+        path = self.checkpoint_path
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+
     def update_checkpoint(self, key: TopicPartition, offset: int | None) -> None:
         """Set (or, with None, remove) one partition's entry; drop vanished partitions."""
         current = {k: v for k, v in self.read_checkpoints().items() if k in self.log_manager.logs}

@@ -80,8 +80,10 @@ class LogCleaner:
     # --- scheduling -----------------------------------------------------------------------
 
     def start(self, scheduler: Scheduler) -> None:
-        """Queue the cleaner task (nothing when ``log.cleaner.enable`` is false)."""
+        """Create an empty ``cleaner-offset-checkpoint`` if missing and queue the cleaner
+        task, as Kafka's ``LogCleaner`` does when ``log.cleaner.enable`` (else nothing)."""
         if self.enabled:
+            self.manager.ensure_checkpoint_file()
             period = max(self.backoff_ms, 1)
             scheduler.schedule(TASK_NAME, 0, self.run_task, period_ms=period)
 
