@@ -8,6 +8,10 @@ Modules::
                  last segment, roll first when all go, LSO := next remaining base
     pending      PendingDeletions: .deleted files removed after file.delete.delay.ms,
                  driven by the clock (delete_due_files(now_ms))
+    consumed     KIP-68 extension (off unless retention.commitoffset.enable): consumed
+                 segments older than retention.commitoffset.ms, below the min committed
+                 offset of all groups, between the LSO breach and retention.bytes
+    committed    the broker's min committed offsets per pass, from the group coordinator
 
 Kafka runs these from the ``kafka-log-retention`` task (and the cleaner thread
 for compacted logs); here the broker's scheduler calls
