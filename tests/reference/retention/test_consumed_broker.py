@@ -15,7 +15,14 @@ from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_reference.broker import Broker
 from lethe_reference.clock import ManualClock
 from lethe_reference.cluster.group import GroupCoordinator
-from lethe_reference.cluster.group.api import CommitOffset, OffsetCommitRequest
+from lethe_reference.cluster.group.api import (
+    CommitOffset,
+    JoinRequest,
+    JoinResult,
+    OffsetCommitRequest,
+    SyncRequest,
+    SyncResult,
+)
 from lethe_reference.cluster.group_runtime import runtime_of
 from lethe_reference.config import LogConfig
 from lethe_reference.retention.committed import committed_offsets_of
@@ -144,3 +151,38 @@ def test_a_broker_without_groups_has_no_committed_offsets(broker: Broker) -> Non
     topic(broker, ENABLED)
     assert committed_offsets_of(broker).get(TOPIC, 0) is None
     assert broker.log_manager.cleanup_logs() == 0
+
+
+def test_a_member_group_of_the_consumer_protocol_counts_too(tmp_path: Path) -> None:
+    broker = start(tmp_path, **{"group.initial.rebalance.delay.ms": "0"})
+    try:
+        topic(broker, ENABLED)
+        commit(broker, "simple", 6)  # assign() + commit(): no membership
+        groups = coordinator(broker)
+        join = JoinRequest(
+            "members",
+            "",
+            "consumer",
+            (("range", b""),),
+            10000,
+            10000,
+            "c",
+            "/127.0.0.1",
+            require_known_member_id=False,
+        )
+        joined = groups.join_group(join)
+        assert isinstance(joined, JoinResult) and joined.error_code == 0
+        member, generation = joined.member_id, joined.generation_id
+        synced = groups.sync_group(
+            SyncRequest("members", member, generation, assignments=((member, b""),))
+        )
+        assert isinstance(synced, SyncResult) and synced.error_code == 0
+        request = OffsetCommitRequest(
+            "members", {(TOPIC, 0): CommitOffset(2)}, member_id=member, generation_id=generation
+        )
+        assert groups.commit_offsets(request) == {(TOPIC, 0): 0}
+        assert committed_offsets_of(broker).get(TOPIC, 0) == 2
+        broker.log_manager.cleanup_logs()
+        assert segments(broker) == [2, 4]
+    finally:
+        broker.shutdown()
