@@ -10,6 +10,7 @@ Kafka's shared deletion rules (kafka-facts.md 1.3, 5).
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,6 +144,17 @@ def test_a_consumed_segment_goes_only_when_strictly_older_than_the_limit(
     clock.advance(1)
     assert delete_consumed_segments(log, 4) == 1
     assert log.segments.base_offsets == [2]
+
+
+def test_segments_without_timestamps_age_by_file_mtime(tmp_path: Path, clock: ManualClock) -> None:
+    log = make_log(tmp_path, clock, [-1, -1, NOW], retention_commitoffset_ms=DAY)
+    for base, age in ((0, DAY + 1), (2, DAY)):
+        segment = log.segments.get(base)
+        assert segment is not None
+        mtime_ns = (NOW - age) * 1_000_000
+        os.utime(segment.log.path, ns=(mtime_ns, mtime_ns))
+    delete_consumed_segments(log, 6)
+    assert log.segments.base_offsets == [2, 4]  # segment 2's file is exactly DAY old: kept
 
 
 def test_consumed_retention_deletes_a_prefix_only(tmp_path: Path, clock: ManualClock) -> None:
