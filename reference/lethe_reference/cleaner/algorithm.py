@@ -207,8 +207,24 @@ def _map_put(offset_map: OffsetMap, key: bytes | None, offset: int, start: int) 
 
 
 def _whole_segment(segment: SourceSegment) -> list[ScannedEntry]:
-    """Every entry of the segment; an entry cut short is corruption here."""
+    """Every entry of the segment, checked: CRCs, no entry cut short, and offsets
+    that start at the segment's base and increase (a flipped bit in a baseOffset,
+    which no CRC covers, would otherwise silently drop or misplace records)."""
     entries = list(iter_entries(segment.data, 0, segment.size, segment.file))
+    previous = segment.base_offset - 1
+    for entry in entries:
+        header = entry.header
+        first = header.base_offset if isinstance(header, BatchHeader) else header.offset
+        last = header.last_offset if isinstance(header, BatchHeader) else header.offset
+        if first <= previous or last < first:
+            raise CorruptRecordError(
+                f"offsets [{first}, {last}] do not follow {previous} in a segment based at "
+                f"{segment.base_offset}",
+                file=segment.file,
+                position=entry.position,
+                field="baseOffset",
+            )
+        previous = last
     end = entries[-1].position + entries[-1].header.size_in_bytes if entries else 0
     if end != segment.size:
         raise CorruptRecordError(
@@ -330,6 +346,7 @@ class _GroupCleaner:
 
     def _clean_into(self, segment: SourceSegment, state: SegmentState, out: bytearray) -> None:
         params = self.params
+        _whole_segment(segment)  # refuse damaged input before writing anything
         ctx = FilterContext(
             offset_map=self.offset_map,
             now_ms=params.now_ms,

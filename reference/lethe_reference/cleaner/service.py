@@ -109,18 +109,20 @@ class LogCleaner:
     def clean_now(self) -> int:
         """Clean every cleanable log, filthiest first; returns how many were cleaned."""
         self.manager.forget_vanished()
-        cleaned: set[tuple[str, int]] = set()
+        attempted: set[tuple[str, int]] = set()
+        cleaned = 0
         for _ in range(len(self.log_manager.logs) + 1):
             now = self.log_manager.clock.now_ms()
             candidates = [
-                c for c in self.manager.cleanable_logs(now) if c.topic_partition not in cleaned
+                c for c in self.manager.cleanable_logs(now) if c.topic_partition not in attempted
             ]
             if not candidates:
                 break
             target = candidates[0]
-            cleaned.add(target.topic_partition)
-            self.clean_log(target)
-        return len(cleaned)
+            attempted.add(target.topic_partition)
+            if self.clean_log(target) is not None:
+                cleaned += 1
+        return cleaned
 
     def clean_log(self, target: LogToClean) -> CleanResult | None:
         """One round on ``target``; None when it failed (the log is then uncleanable)."""
