@@ -42,7 +42,7 @@ NOT_YET_COVERED = {
     "KIP107-PUR-2": "needs a lagging follower: on one broker DeleteRecords never waits",
     "KIP107-PUR-3": "needs a follower that stops fetching while alive (several brokers)",
     "KIP107-PUR-4": "needs a leadership change while DeleteRecords waits (several brokers)",
-    "KIP107-PUR-5": "needs a follower fetch that completes a waiting DeleteRecords (several brokers)",
+    "KIP107-PUR-5": "needs a follower fetch completing a waiting DeleteRecords (several brokers)",
     "KIP107-CKP-7": "tmp + fsync + rename + directory fsync: a reader sees only whole files either "
     "way; telling them apart needs a crash in the middle of a write",
 }
