@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lethe_formats.model import Header, RecordBatch
+from lethe_formats.model import ControlType, Header, RecordBatch
 from lethe_formats.records.batch import encode_batch
 from lethe_formats.records.builder import RecordSpec, build_batch
+from lethe_formats.records.control import encode_control_key, encode_end_txn_marker_value
 from lethe_formats.records.scan import read_log
 from lethe_reference.cleaner.algorithm import CleanParams, SourceSegment, clean_log
 from lethe_reference.storage.settings import StorageSettings
@@ -160,3 +161,36 @@ def test_headers_never_make_a_tombstone() -> None:
         assert [b.header.delete_horizon_ms for b in first] == [None, None]
         later = _again(first, end, settings, NOW + 10 * RETENTION)
         assert _view(later) == [(1, b"h", b"h-2", 0), (2, b"z", b"z", 0)]
+
+
+def test_a_control_record_is_never_taken_for_a_flagged_tombstone() -> None:
+    """KIP87-BIT-2: a COMMIT marker whose record has bit 0 set still gets no horizon while its
+    transaction keeps data (kafka-facts 4.3/4.4): the flag is read from data records only."""
+    data = build_batch(
+        [_spec("t", "in a transaction")],
+        base_offset=0,
+        producer_id=7,
+        producer_epoch=0,
+        base_sequence=0,
+        is_transactional=True,
+    )
+    marker = RecordSpec(
+        encode_control_key(ControlType.COMMIT),
+        encode_end_txn_marker_value(0),
+        (),
+        NOW - 900,
+        attributes=1,
+    )
+    data += build_batch(
+        [marker],
+        base_offset=1,
+        producer_id=7,
+        producer_epoch=0,
+        is_transactional=True,
+        is_control=True,
+    )
+    active = build_batch([_spec("active", "x")], base_offset=2)
+    segments = [SourceSegment(0, data, NOW - 500), SourceSegment(2, active, NOW)]
+    cleaned = _clean(segments, 2, FLAG_ON, NOW)
+    assert [(b.header.base_offset, b.header.is_control) for b in cleaned] == [(0, False), (1, True)]
+    assert [b.header.delete_horizon_ms for b in cleaned] == [None, None]
