@@ -124,7 +124,8 @@ class LogConfig:
     def from_values(
         cls, values: Mapping[str, ConfigValue], overridden: frozenset[str] = frozenset()
     ) -> LogConfig:
-        """Build from parsed values keyed by topic config name (all 33 names)."""
+        """Build from parsed values keyed by topic config name (every defined name:
+        Kafka's 33 and the extension configs)."""
         kwargs: dict[str, object] = {}
         for name in TOPIC_CONFIG_DEF.names():
             kwargs[name.replace(".", "_")] = values[name]
