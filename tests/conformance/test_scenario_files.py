@@ -52,15 +52,10 @@ NOT_YET_COVERED = {
 NOT_YET_COVERED_KIP534 = {
     "KIP534-TMB-4": "needs a target started on a log dir holding magic 0/1 batches "
     "(Kafka 4.0 refuses them from producers)",
-    "KIP534-TXN-1": "needs transactions: producers cannot write control batches, "
-    "the runner has no transactional client",
-    "KIP534-TXN-2": "needs transaction markers (see KIP534-TXN-1)",
-    "KIP534-TXN-3": "needs transaction markers (see KIP534-TXN-1)",
-    "KIP534-TXN-4": "needs transaction markers (see KIP534-TXN-1)",
-    "KIP534-TXN-5": "needs an aborted transaction and its .txnindex (see KIP534-TXN-1)",
-    "KIP534-TXN-6": "needs transaction markers (see KIP534-TXN-1)",
-    "KIP534-TXN-8": "needs an aborted transaction (see KIP534-TXN-1)",
-    "KIP534-TXN-9": "needs an open transaction (see KIP534-TXN-1)",
+    "KIP534-TXN-8": "needs a log where an aborted transaction rewrites a committed key; "
+    "producers cannot write markers and no fixture log has one",
+    "KIP534-TXN-9": "needs an open transaction with its producer snapshot: producers cannot "
+    "write one without a transaction coordinator and no fixture log has one",
 }
 
 

@@ -43,10 +43,7 @@ FRESH_TARGET = frozenset({"kip534-cleaner-checkpoint-file-exists"})
 
 #: Scenarios the reference broker fails although their expectation is Kafka's: genuine
 #: broker defects, each with the reason (strict: a fixed one makes its test fail).
-KNOWN_REFERENCE_FAILURES: dict[str, str] = {
-    "kip534-cleaner-checkpoint-file-exists": "cleaner-offset-checkpoint is only created by the "
-    "first cleaning; Kafka's CheckpointFile creates it empty at startup (golden pass0 folders)",
-}
+KNOWN_REFERENCE_FAILURES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -350,3 +347,45 @@ def test_check_files_reports_each_wrong_batch_field_at_its_path(tmp_path: Path) 
         "$.s.expect.partitions[0].batches[1].base_timestamp: 1500 / -1",
         "$.s.expect.partitions[0].batches[1].delete_horizon: True / False",
     ]
+
+
+def test_a_missing_fixture_folder_to_copy_names_its_json_path(tmp_path: Path) -> None:
+    copy = {"path": "{t}-0", "copy_segments_from": "golden/transactions/pass9/golden-txn-0"}
+    step = {"op": "restart_with_files", "files": [{"path": "x", "delete": True}, copy]}
+    with pytest.raises(ScenarioError) as caught:
+        path = tmp_path / "kip534-unit.json"
+        path.write_text(json.dumps(MINIMAL | {"requires": ["edit-log-dir"], "steps": [step]}))
+        load_scenario(path)
+    assert caught.value.path == "$.steps[0].files[1].copy_segments_from"
+    assert "does not exist" in caught.value.message
+
+
+def test_txn_index_entries_are_compared_exactly_in_segment_order(tmp_path: Path) -> None:
+    scenario = load_scenario(scenario_file(tmp_path, [batch_step({})]))
+    ctx = RunContext(_LogDirTarget(tmp_path / "logs"), scenario, token="abc123")  # type: ignore[arg-type]
+    folder = tmp_path / "logs" / f"{ctx.topic('t')}-0"
+    _segment(folder, 0, build_batch([RecordSpec(b"a", b"1", (), 0)], base_offset=0))
+    golden = scenario_root_golden_txn() / "00000000000000000009.txnindex"
+    (folder / "00000000000000000000.txnindex").write_bytes(golden.read_bytes())
+    entry = {
+        "segment": "0",
+        "producer_id": "0",
+        "first_offset": "6",
+        "last_offset": "9",
+        "last_stable_offset": "10",
+    }
+
+    def judge(wanted: list[dict[str, str]]) -> list[str]:
+        partition = {"topic": "t", "partition": 0, "txn_index": wanted}
+        step = {"op": "check_files", "expect": {"partitions": [partition]}}
+        return [f"{m.path}: {m.actual}" for m in OPS["check_files"](ctx, step, "$.s")]
+
+    assert judge([entry]) == []
+    assert judge([]) == [
+        "$.s.expect.partitions[0].txn_index: ['segment 0: producer 0 [6, 9] lso 10']"
+    ]
+
+
+def scenario_root_golden_txn() -> Path:
+    """Kafka's .txnindex of the golden aborted transaction (producer 0, offsets 6-9, LSO 10)."""
+    return scenarios_root().parent / "golden" / "transactions" / "pass0" / "golden-txn-0"

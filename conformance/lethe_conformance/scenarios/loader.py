@@ -167,6 +167,8 @@ def _check_rules(data: Mapping[str, Any], path: Path) -> None:
                 raise ScenarioError(source, where, f"op {op!r} needs {needed!r} in $.requires")
         if step["op"] == "produce" and "replay" in step:
             _check_fixture(step["replay"], source, f"{where}.replay")
+        if step["op"] == "restart_with_files":
+            _check_copies(step["files"], source, f"{where}.files")
         for json_path, name in _refs(step, where):
             if name not in captured:
                 raise ScenarioError(
@@ -194,6 +196,17 @@ def _check_fixture(replay: Mapping[str, Any], source: str, where: str) -> None:
     folder = fixtures_root() / replay["log"] / replay["partition_dir"]
     if not folder.is_dir():
         raise ScenarioError(source, where, f"fixture folder {folder} does not exist")
+
+
+def _check_copies(files: list[Mapping[str, Any]], source: str, where: str) -> None:
+    for number, file in enumerate(files):
+        folder = file.get("copy_segments_from")
+        if folder is not None and not (fixtures_root() / folder).is_dir():
+            raise ScenarioError(
+                source,
+                f"{where}[{number}].copy_segments_from",
+                f"fixture folder {folder} does not exist",
+            )
 
 
 def _check_known(data: Mapping[str, Any], source: str, known: frozenset[str]) -> None:

@@ -13,6 +13,8 @@ Only for targets with the ``log-dir`` capability. Per partition folder
                            renamed ``<topic>-<partition>.<32 hex>-delete`` as Kafka
                            deletes a partition's log) or ``gone`` (neither); other
                            checks apply only to a live folder
+``txn_index``              the aborted-transaction entries of the live segments'
+                           ``.txnindex`` files, in segment order
 ``batches``                every batch of the live segments, oldest first, each
                            compared on the header fields it lists (the delete
                            horizon bit and value, offsets kept, crc: see
@@ -38,6 +40,7 @@ from lethe_formats.errors import FormatError
 from lethe_formats.model import LegacyMessage
 from lethe_formats.records.scan import read_log
 from lethe_formats.storage.checkpoint import read_leader_epoch_checkpoint, read_offset_checkpoint
+from lethe_formats.storage.txn_index import read_txn_index
 
 from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import Expectations, RunContext
@@ -100,6 +103,8 @@ def _check_partition(
         exp.equal(
             f"{path}.leader_epoch_checkpoint", wanted, _epochs(folder / "leader-epoch-checkpoint")
         )
+    if "txn_index" in entry:
+        exp.equal(f"{path}.txn_index", _wanted_txns(entry["txn_index"]), _txns(folder, segments))
     if "batches" in entry:
         found = _batches(folder, segments)
         if isinstance(found, str):
@@ -116,6 +121,35 @@ def directory_state(log_dir: Path, topic: str, partition: int) -> str:
     if any(renamed.match(p.name) and p.is_dir() for p in log_dir.iterdir()):
         return "deleted"
     return "gone"
+
+
+_TXN_FIELDS = ("segment", "producer_id", "first_offset", "last_offset", "last_stable_offset")
+
+
+def _txn_line(segment: int, producer: int, first: int, last: int, lso: int) -> str:
+    return f"segment {segment}: producer {producer} [{first}, {last}] lso {lso}"
+
+
+def _wanted_txns(rows: list[Mapping[str, Any]]) -> list[str]:
+    return [_txn_line(*(int64(r[f]) for f in _TXN_FIELDS)) for r in rows]
+
+
+def _txns(folder: Path, segments: list[int]) -> list[str]:
+    """The aborted-transaction entries of the live segments' ``.txnindex`` files, in order."""
+    rows: list[str] = []
+    for base in segments:
+        index = folder / f"{base:020d}.txnindex"
+        if not index.exists():
+            continue
+        try:
+            entries = read_txn_index(index.read_bytes(), file=str(index), strict=True)
+        except (OSError, FormatError) as error:
+            return [f"unreadable: {error}"]
+        rows.extend(
+            _txn_line(base, e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset)
+            for e in entries
+        )
+    return rows
 
 
 def _batches(folder: Path, segments: list[int]) -> list[FoundBatch] | str:

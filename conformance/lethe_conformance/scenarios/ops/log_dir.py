@@ -13,7 +13,14 @@ that moment (:class:`~lethe_conformance.targets.base.LocalTarget`)::
     stop the broker cleanly  ->  write / delete the files  ->  start it on the same dir
 
 Each entry of ``files`` names a path relative to the log dir root and either
-``text`` (written as given, UTF-8, no newline translation) or ``delete``.
+``text`` (written as given, UTF-8, no newline translation) or ``delete``, or
+(``copy_segments_from``, a fixture partition folder such as
+``golden/transactions/pass0/golden-txn-0``) names a partition folder whose
+segment files (``.log``, ``.index``, ``.timeindex``, ``.txnindex``,
+``.snapshot``) are replaced by the fixture's, byte for byte: a log Kafka wrote,
+control batches and aborted-transaction indexes included, which no producer
+could replay. ``partition.metadata`` and ``leader-epoch-checkpoint`` stay the
+broker's own.
 ``{symbol}`` in a path or text stands for the real name of a scenario topic,
 so a checkpoint line can name the scenario's partition (``{t} 0 19``). The
 connection is dropped first; the next step reconnects.
@@ -22,9 +29,12 @@ connection is dropped first; the next step reconnects.
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
+
+from lethe_formats.fixtures import fixtures_root
 
 from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import RunContext
@@ -34,6 +44,7 @@ from lethe_conformance.targets.base import EDIT_LOG_DIR, CapabilityMissingError,
 __all__ = ["fill_symbols", "restart_with_files"]
 
 _SYMBOL = re.compile(r"\{([A-Za-z0-9_.-]+)\}")
+_SEGMENT_SUFFIXES = frozenset({".log", ".index", ".timeindex", ".txnindex", ".snapshot"})
 
 
 def fill_symbols(ctx: RunContext, text: str) -> str:
@@ -49,9 +60,17 @@ def restart_with_files(ctx: RunContext, data: Mapping[str, Any], path: str) -> l
     changes: list[tuple[str, str | None]] = [
         (fill_symbols(ctx, f["path"]), None if f.get("delete") else fill_symbols(ctx, f["text"]))
         for f in data["files"]
+        if "copy_segments_from" not in f
+    ]
+    copies = [
+        (fill_symbols(ctx, f["path"]), fixtures_root() / f["copy_segments_from"])
+        for f in data["files"]
+        if "copy_segments_from" in f
     ]
 
     def edit(log_dir: Path) -> None:
+        for relative, source in copies:
+            _replace_segments(log_dir / relative, source)
         for relative, text in changes:
             file = log_dir / relative
             if text is None:
@@ -63,3 +82,13 @@ def restart_with_files(ctx: RunContext, data: Mapping[str, Any], path: str) -> l
     ctx.drop_connection()
     cast(LocalTarget, target).restart_editing(edit)
     return []
+
+
+def _replace_segments(folder: Path, source: Path) -> None:
+    """Swap the segment files of ``folder`` for those of the fixture folder ``source``."""
+    for file in folder.iterdir():
+        if file.suffix in _SEGMENT_SUFFIXES:
+            file.unlink()
+    for file in sorted(source.iterdir()):
+        if file.suffix in _SEGMENT_SUFFIXES:
+            shutil.copyfile(file, folder / file.name)
