@@ -75,6 +75,20 @@ NOT_YET_COVERED_KIP87 = {
 }
 
 
+#: KIP-694 requirements a scenario can observe but none covers, and why (kip694 helper's list).
+NOT_YET_COVERED_KIP694 = {
+    "KIP694-ERR-4": "needs an authorizer: the reference broker has no SASL principals or ACLs "
+    "(every request runs as User:ANONYMOUS and is allowed, handlers/authz.py), so DELETE on "
+    "TOPIC cannot be denied",
+    "KIP694-DISC-1": "a target with delete.topic.partition.enable=false does not offer kip694, "
+    "so no kip694 scenario runs there (unit-tested in tests/reference/partitions: key 10694 "
+    "unadvertised, its request closes the connection)",
+    "KIP694-MODE-5": "on one node the None mode lasts only inside one deletion check, so no "
+    "request can see it (unit-tested in tests/reference/partitions: None refuses Produce, "
+    "stays readable)",
+}
+
+
 def valid() -> dict[str, Any]:
     data = json.loads(
         (scenarios_root() / "kip107" / "kip107-fetch-bounds-and-versions.json").read_text()
@@ -163,6 +177,15 @@ def test_kip87_coverage_gaps_are_exactly_the_listed_ones() -> None:
     }
     covered = {r for s in load_scenarios() for r in s.requirements if s.profile == "kip87"}
     assert observable - covered == set(NOT_YET_COVERED_KIP87)
+
+
+def test_kip694_coverage_gaps_are_exactly_the_listed_ones() -> None:
+    catalog = json.loads((fixtures_root() / "requirements" / "kip694.json").read_text())
+    how = {r["id"]: r["observable"]["by"] for r in catalog["requirements"]}
+    observable = {rid for rid, by in how.items() if by != "not-observable"}
+    covered = {r for s in load_scenarios() for r in s.requirements if s.profile == "kip694"}
+    assert observable - covered == set(NOT_YET_COVERED_KIP694)
+    assert all(how[rid] != "not-observable" for rid in NOT_YET_COVERED_KIP694)
 
 
 # --- bad input: one fault each -------------------------------------------------------------
