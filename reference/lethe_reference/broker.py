@@ -26,8 +26,8 @@ Periodic tasks, named and timed as Kafka's (``ReplicaManager``/``LogManager``)::
     kafka-log-flusher                log.flush.scheduler.interval.ms            Long.MAX (off)
     kafka-log-cleaner-thread-0       log.cleaner.backoff.ms                        15000
 
-The cleaner task (:attr:`Broker.cleaner`, :mod:`lethe_reference.cleaner`) runs at
-startup and then every backoff when ``log.cleaner.enable``; it compacts the
+The cleaner task (:attr:`Broker.cleaner`, :mod:`lethe_reference.cleaner`) runs
+every backoff from startup when ``log.cleaner.enable``; it compacts the
 filthiest logs and runs segment deletion on compacted logs, which the retention
 task leaves to it, as Kafka's cleaner thread does.
     delete-topic-partitions          delete.topic.partition.interval.delay.ms     300000

@@ -7,7 +7,9 @@ Kafka runs ``log.cleaner.threads`` (1) ``CleanerThread`` s when
 (:mod:`.manager`), then run ``deleteOldSegments`` (retention and the log start
 offset rule) on every compacted log; when there was nothing to clean it
 sleeps ``log.cleaner.backoff.ms`` (15000). Here the thread is the scheduler
-task ``kafka-log-cleaner-thread-0``: first at startup, then every backoff,
+task ``kafka-log-cleaner-thread-0``, every backoff from startup (Kafka's thread
+also looks once right at startup; lethe's first look is one backoff later, so
+startup itself never rewrites a log and other tasks' timings stay put),
 and each run cleans the filthiest log again and again until none qualifies
 (bounded by the number of compacted logs, so a run always ends), then runs
 segment deletion on the compacted logs. :meth:`LogCleaner.clean_now` does
@@ -85,7 +87,7 @@ class LogCleaner:
         if self.enabled:
             self.manager.ensure_checkpoint_file()
             period = max(self.backoff_ms, 1)
-            scheduler.schedule(TASK_NAME, 0, self.run_task, period_ms=period)
+            scheduler.schedule(TASK_NAME, period, self.run_task, period_ms=period)
 
     def run_task(self) -> None:
         """One wake-up of the cleaner thread: clean while work remains, then delete."""

@@ -26,6 +26,7 @@ def test_periodic_tasks_run_at_kafkas_default_intervals(tmp_path: Path) -> None:
         "kafka-recovery-point-checkpoint": 60000,
         "kafka-log-start-offset-checkpoint": 60000,
         "kafka-log-retention": 300000,
+        "kafka-log-cleaner-thread-0": 15000,  # log.cleaner.backoff.ms
     }
     assert broker.next_due_ms() == START + 5000
     clock.advance(5000)
