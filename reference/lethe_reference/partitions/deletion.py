@@ -15,12 +15,18 @@ notify brokers::
             renamed <topic>-<p>.<uuid>-delete, removed after
             file.delete.delay.ms; the root checkpoints are rewritten
             without them
-            committed offsets of the removed partitions deleted              (partitions.offsets)
+            committed offsets of the removed partitions deleted    delete_committed_offsets
             the topic's count becomes ``count``, the reduction is done
 
 ``ImmediateDelete`` or a delay of 0 runs :func:`delete_removed` inside the
 request (catalog KIP694-API-5): the partitions answer ``None`` (-1) and are
 gone from Metadata when the response leaves.
+
+Committed offsets (catalog KIP694-DEL-5): Kafka deletes a deleted topic's
+committed offsets (the coordinators' ``onPartitionsDeleted`` writes a tombstone
+per offset); the same happens here for removed partitions, so a partition
+created again later inherits no consumer position. The group coordinator does
+the writing (``OffsetLogic.delete_partition_offsets``).
 
 A deletion that raises (an ``OSError`` renaming a directory) leaves the
 reduction pending with its partitions in None; the next check tries again
@@ -34,7 +40,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from lethe_reference.partitions.offsets import delete_committed_offsets
 from lethe_reference.partitions.state import (
     ENABLE_CONFIG,
     INTERVAL_CONFIG,
@@ -43,12 +48,15 @@ from lethe_reference.partitions.state import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from lethe_reference.broker import Broker
     from lethe_reference.metadata import TopicInfo
 
 __all__ = [
     "CHECK_TASK",
     "check_due",
+    "delete_committed_offsets",
     "delete_removed",
     "enabled",
     "mode_of",
@@ -132,6 +140,15 @@ def delete_removed(broker: Broker, topic: str) -> TopicInfo:
     broker.metadata.set_partitions(topic, reduction.count)
     _log.info("topic %s reduced to %d partitions", topic, reduction.count)
     return broker.metadata.set_reduction(topic, None, {})
+
+
+def delete_committed_offsets(broker: Broker, partitions: Collection[tuple[str, int]]) -> int:
+    """Delete every group's committed offsets of ``partitions``; how many were deleted
+    (none while the broker's group coordinator is not running: nothing is loaded)."""
+    coordinator = broker.group_coordinator
+    if coordinator is None or not partitions:
+        return 0
+    return coordinator.delete_partition_offsets(partitions)
 
 
 def _info(broker: Broker, topic: str) -> TopicInfo:
