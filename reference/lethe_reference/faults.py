@@ -259,7 +259,9 @@ _ALL = (
         "retention-on-compact-topics",
         ("KIP107-RET-1",),
         "retention/policies.py",
-        "Time and size retention also run on compact-only topics.",
+        "Time and size retention also run on compact-only topics, whose records should "
+        "only go through compaction: the policy check is made once for all three rules "
+        "instead of only for retention.ms and retention.bytes.",
     ),
 )
 

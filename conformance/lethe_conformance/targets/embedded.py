@@ -24,7 +24,9 @@ make background work frequent (``log.retention.check.interval.ms``,
 1000; ``group.initial.rebalance.delay.ms`` 0; fixtures/golden/README.md,
 "Broker settings") and the extension switches of :data:`PROFILE_SETTINGS`
 (``delete.topic.partition.enable``, so the target offers ``kip694``);
-``overrides`` go on top. Like Kafka, the first retention
+``overrides`` go on top; ``faults`` sets ``lethe.faults``, the reference
+broker's deliberate faults (``lethe conformance faults``, conformance/FAULTS.md),
+which :func:`known_faults` lists. Like Kafka, the first retention
 pass still waits ``log.initial.task.delay.ms`` (30 s) after startup.
 
 The clock starts at :data:`DEFAULT_START_MS` (2027-01-15T08:00:00Z), after every
@@ -35,11 +37,12 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
+from lethe_reference import faults as reference_faults
 from lethe_reference.clock import ManualClock
 from lethe_reference.embedded import EmbeddedBroker
 from lethe_reference.server.defaults import broker_config
@@ -48,7 +51,7 @@ from lethe_conformance.client.connection import DEFAULT_REQUEST_TIMEOUT, KafkaCo
 from lethe_conformance.targets.base import Capabilities
 from lethe_conformance.targets.profiles import discover_profiles
 
-__all__ = ["DEFAULT_START_MS", "GOLDEN_BROKER_SETTINGS", "EmbeddedTarget"]
+__all__ = ["DEFAULT_START_MS", "GOLDEN_BROKER_SETTINGS", "EmbeddedTarget", "known_faults"]
 
 DEFAULT_START_MS = 1_800_000_000_000
 GOLDEN_BROKER_SETTINGS: Mapping[str, str] = {
@@ -71,12 +74,15 @@ class EmbeddedTarget:
         overrides: Mapping[str, str] | None = None,
         start_ms: int = DEFAULT_START_MS,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        faults: Sequence[str] = (),
     ) -> None:
         self._owned_dir = log_dir is None
         self._log_dir = (
             Path(tempfile.mkdtemp(prefix="lethe-target-")) if log_dir is None else Path(log_dir)
         )
         settings = dict(GOLDEN_BROKER_SETTINGS) | dict(PROFILE_SETTINGS) | dict(overrides or {})
+        if faults:  # deliberate faults (lethe_reference/faults.py): lethe conformance faults
+            settings[reference_faults.CONFIG_NAME] = ",".join(faults)
         self._settings = settings
         self._start_ms = start_ms
         self._broker = EmbeddedBroker(
@@ -164,3 +170,8 @@ class EmbeddedTarget:
         self._broker.stop()
         if self._owned_dir:
             shutil.rmtree(self._log_dir, ignore_errors=True)
+
+
+def known_faults() -> dict[str, tuple[tuple[str, ...], str]]:
+    """The reference broker's deliberate faults: name -> (requirement IDs, description)."""
+    return {f.name: (f.requirements, f.description) for f in reference_faults.FAULTS.values()}

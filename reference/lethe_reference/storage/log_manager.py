@@ -66,6 +66,7 @@ from lethe_formats.storage.partition_metadata import (
     write_partition_metadata,
 )
 
+from lethe_reference import faults
 from lethe_reference.clock import Clock
 from lethe_reference.retention.consumed import MinCommittedOffsets, no_committed_offsets
 from lethe_reference.retention.pending import PendingDeletions
@@ -223,6 +224,8 @@ class LogManager:
 
     def update_settings(self, topic: str) -> None:
         """Re-read ``settings_for(topic)`` into the topic's logs (AlterConfigs)."""
+        if faults.active(self, "config-change-needs-restart"):
+            return
         for (name, _), log in self.logs.items():
             if name == topic:
                 log.settings = self.settings_for(topic)
@@ -291,6 +294,10 @@ class LogManager:
             first = log.segments.first
             if first is not None and log.log_start_offset > first.base_offset:
                 offsets[key] = log.log_start_offset
+            if faults.active(self, "log-start-offset-checkpoint-every-partition"):
+                offsets[key] = log.log_start_offset
+        if faults.active(self, "log-start-offset-not-checkpointed"):
+            offsets = {}
         self._write(LOG_START_OFFSET_FILE, offsets)
 
     def shutdown(self, broker_epoch: int = -1) -> None:

@@ -11,6 +11,10 @@ the baseline; 1 when one does; 2 when the run cannot start (bad option,
 malformed scenario, unknown requirement, broken baseline, unreachable
 target): one line on stderr, and report.json, if written, says
 ``"complete": false``.
+
+``lethe conformance faults`` runs the suite against the reference broker
+with each deliberate fault on and reports how many it detects
+(:mod:`lethe_tools.commands.conformance_faults`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from lethe_conformance.report import (
     write_reports,
 )
 from lethe_conformance.run import RunOptions, RunSetupError, execute, lethe_version, now_utc
+
+from lethe_tools.commands import conformance_faults
 
 __all__ = ["register", "run"]
 
@@ -64,6 +70,7 @@ def register(subparsers: Any) -> None:
     runner.add_argument("--report", type=Path, metavar="DIR", help="write the reports here")
     runner.add_argument("--json", action="store_true", help="print the JSON report, not a matrix")
     runner.set_defaults(func=run)
+    conformance_faults.register(actions)
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
