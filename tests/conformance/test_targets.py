@@ -54,8 +54,13 @@ def test_the_embedded_target_has_every_capability_but_cleaning(embedded: Embedde
         embedded.trigger_cleaning()
 
 
-def test_the_embedded_target_offers_the_adopted_profiles(embedded: EmbeddedTarget) -> None:
-    assert embedded.profiles() == {"kip107", "kip534"}
+#: The embedded reference broker offers every profile: the adopted KIPs, the extension
+#: topic configs (kip68, kip87) and, switched on by the target, DeletePartitions (kip694).
+ALL_PROFILES = {"kip107", "kip534", "kip68", "kip694", "kip87"}
+
+
+def test_the_embedded_target_offers_every_profile(embedded: EmbeddedTarget) -> None:
+    assert embedded.profiles() == ALL_PROFILES
 
 
 def test_advance_time_moves_the_brokers_clock(embedded: EmbeddedTarget) -> None:
@@ -265,5 +270,5 @@ def test_discovery_on_a_broker_without_topics_uses_a_probe_topic_and_removes_it(
     tmp_path: Path,
 ) -> None:
     with EmbeddedTarget(tmp_path / "fresh") as fresh, fresh.connect() as conn:
-        assert discover_profiles(conn) == {"kip107", "kip534"}
+        assert discover_profiles(conn) == ALL_PROFILES
         assert [t.name for t in calls.metadata(conn, None).topics] == []
