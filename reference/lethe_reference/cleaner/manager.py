@@ -45,16 +45,16 @@ from pathlib import Path
 from lethe_formats.errors import FormatError
 from lethe_formats.storage.checkpoint import read_offset_checkpoint, write_offset_checkpoint
 
+from lethe_reference import faults
 from lethe_reference.cleaner.logview import first_unstable_offset
 from lethe_reference.storage.file_records import max_timestamp
 from lethe_reference.storage.log import PartitionLog
-from lethe_reference.storage.log_manager import LogManager
+from lethe_reference.storage.log_manager import CLEANER_CHECKPOINT_FILE, LogManager
 from lethe_reference.storage.segment import LogSegment
 
 __all__ = ["CLEANER_CHECKPOINT_FILE", "CleanerManager", "LogToClean", "TopicPartition"]
 
 _log = logging.getLogger("lethe_reference.cleaner")
-CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 TopicPartition = tuple[str, int]
 LONG_MAX = 2**63 - 1
 
@@ -151,7 +151,7 @@ class CleanerManager:
             self.update_checkpoint(key, start)
         bounds = [last_stable_offset(log), log.active_segment.base_offset]
         lag = max(getattr(log.settings, "min_compaction_lag_ms", 0), 0)
-        if lag > 0:
+        if lag > 0 and not faults.active(log, "cleaner-ignores-min-compaction-lag"):
             for segment in non_active_segments_from(log, first_dirty):
                 if segment.largest_timestamp() > now_ms - lag:
                     bounds.append(segment.base_offset)

@@ -11,7 +11,7 @@ A log directory looks like this (kafka-facts 1.4)::
     recovery-point-offset-checkpoint    flushed offset per partition
     log-start-offset-checkpoint         log start offset, only partitions where it is above
                                         the first segment's base offset
-    cleaner-offset-checkpoint           the cleaner's (not touched here)
+    cleaner-offset-checkpoint           the cleaner's; a deleted partition's entry goes
     <topic>-<partition>/                one partition log (partition.metadata inside)
     <topic>-<partition>.<uuid32>-delete a deleted partition awaiting removal
 
@@ -89,6 +89,8 @@ HIGH_WATERMARK_FILE = "replication-offset-checkpoint"
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_FILE = "log-start-offset-checkpoint"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+#: Written by the cleaner (:mod:`lethe_reference.cleaner.manager`); pruned here on deletion.
+CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 PARTITION_METADATA_FILE = "partition.metadata"
 TopicPartition = tuple[str, int]
 
@@ -242,7 +244,22 @@ class LogManager:
         self._queue_dir_deletion(target)
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
+        self._drop_cleaner_checkpoint(topic, partition)
         return target
+
+    def _drop_cleaner_checkpoint(self, topic: str, partition: int) -> None:
+        """The deleted partition leaves ``cleaner-offset-checkpoint`` too (Kafka's
+        ``asyncDelete`` -> ``cleaner.updateCheckpoints(partitionToRemove)``)."""
+        path = self.log_dir / CLEANER_CHECKPOINT_FILE
+        if not path.exists():
+            return
+        try:
+            entries = read_offset_checkpoint(path).as_dict()
+        except (FormatError, OSError):
+            return  # the cleaner logs and resets an unreadable file itself
+        if (topic, partition) in entries:
+            del entries[(topic, partition)]
+            self._write(CLEANER_CHECKPOINT_FILE, entries)
 
     def _queue_dir_deletion(self, directory: Path) -> None:
         due = self.clock.now_ms() + self.file_delete_delay_ms

@@ -111,3 +111,12 @@ def test_compacted_topic_rolls_after_max_compaction_lag(tmp_path: Path) -> None:
     assert log.segments.base_offsets == [0]
     _append(log, b"c", START + 101)
     assert log.segments.base_offsets == [0, 2]
+
+
+def test_deleted_topic_leaves_the_cleaner_checkpoint(tmp_path: Path) -> None:
+    broker = _broker(tmp_path, ManualClock(START))
+    _dirty_compacted(broker, "gone")
+    _dirty_compacted(broker, "kept")
+    assert broker.cleaner.clean_now() == 2
+    broker.delete_topic("gone")
+    assert (tmp_path / CLEANER_CHECKPOINT_FILE).read_text() == "0\n1\nkept 0 2\n"
