@@ -54,8 +54,6 @@ NOT_YET_COVERED_KIP534 = {
     "(Kafka 4.0 refuses them from producers)",
     "KIP534-TXN-8": "needs a log where an aborted transaction rewrites a committed key; "
     "producers cannot write markers and no fixture log has one",
-    "KIP534-TXN-9": "needs an open transaction with its producer snapshot: producers cannot "
-    "write one without a transaction coordinator and no fixture log has one",
 }
 
 

@@ -43,7 +43,12 @@ FRESH_TARGET = frozenset({"kip534-cleaner-checkpoint-file-exists"})
 
 #: Scenarios the reference broker fails although their expectation is Kafka's: genuine
 #: broker defects, each with the reason (strict: a fixed one makes its test fail).
-KNOWN_REFERENCE_FAILURES: dict[str, str] = {}
+KNOWN_REFERENCE_FAILURES: dict[str, str] = {
+    "kip534-open-transaction-last-stable-offset": "the log's last stable offset is its high "
+    "watermark (storage/log.py: open transactions are not tracked), so Fetch and ListOffsets "
+    "under read_committed ignore an open transaction; Kafka answers its first offset (the "
+    "cleaner, which finds the open transaction itself, stops there as Kafka does)",
+}
 
 
 @pytest.fixture(scope="module")
@@ -160,6 +165,8 @@ def test_a_changed_expectation_makes_the_scenario_fail(
     path.write_text(json.dumps(data))
     result = run_scenario(target, load_scenario(path))
     assert result.outcome is Outcome.FAIL
+    if scenario.id in KNOWN_REFERENCE_FAILURES:
+        return  # it fails anyway, maybe at an earlier step
     assert result.steps[-1].index == index
     assert result.mismatches
     assert all(m.path.startswith(prefix) for m in result.mismatches)
@@ -389,3 +396,12 @@ def test_txn_index_entries_are_compared_exactly_in_segment_order(tmp_path: Path)
 def scenario_root_golden_txn() -> Path:
     """Kafka's .txnindex of the golden aborted transaction (producer 0, offsets 6-9, LSO 10)."""
     return scenarios_root().parent / "golden" / "transactions" / "pass0" / "golden-txn-0"
+
+
+def test_up_to_offset_needs_a_fixture_to_copy(tmp_path: Path) -> None:
+    step = {"op": "restart_with_files", "files": [{"path": "x", "text": "", "up_to_offset": "5"}]}
+    path = tmp_path / "kip534-unit.json"
+    path.write_text(json.dumps(MINIMAL | {"requires": ["edit-log-dir"], "steps": [step]}))
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert caught.value.path.startswith("$.steps[0].files[0]")

@@ -20,7 +20,10 @@ segment files (``.log``, ``.index``, ``.timeindex``, ``.txnindex``,
 ``.snapshot``) are replaced by the fixture's, byte for byte: a log Kafka wrote,
 control batches and aborted-transaction indexes included, which no producer
 could replay. ``partition.metadata`` and ``leader-epoch-checkpoint`` stay the
-broker's own.
+broker's own. With ``up_to_offset`` N only the head of that log is copied: the
+segments whose base offset is below N and the producer snapshots at or below N
+(a snapshot is named after the offset it describes), so a transaction open at N
+stays open, as Kafka's producer state rebuilt from them says.
 ``{symbol}`` in a path or text stands for the real name of a scenario topic,
 so a checkpoint line can name the scenario's partition (``{t} 0 19``). The
 connection is dropped first; the next step reconnects.
@@ -63,14 +66,18 @@ def restart_with_files(ctx: RunContext, data: Mapping[str, Any], path: str) -> l
         if "copy_segments_from" not in f
     ]
     copies = [
-        (fill_symbols(ctx, f["path"]), fixtures_root() / f["copy_segments_from"])
+        (
+            fill_symbols(ctx, f["path"]),
+            fixtures_root() / f["copy_segments_from"],
+            int(f["up_to_offset"]) if "up_to_offset" in f else None,
+        )
         for f in data["files"]
         if "copy_segments_from" in f
     ]
 
     def edit(log_dir: Path) -> None:
-        for relative, source in copies:
-            _replace_segments(log_dir / relative, source)
+        for relative, source, up_to in copies:
+            _replace_segments(log_dir / relative, source, up_to)
         for relative, text in changes:
             file = log_dir / relative
             if text is None:
@@ -84,11 +91,19 @@ def restart_with_files(ctx: RunContext, data: Mapping[str, Any], path: str) -> l
     return []
 
 
-def _replace_segments(folder: Path, source: Path) -> None:
-    """Swap the segment files of ``folder`` for those of the fixture folder ``source``."""
+def _replace_segments(folder: Path, source: Path, up_to: int | None) -> None:
+    """Swap the segment files of ``folder`` for those of the fixture folder ``source``
+    (only the head below ``up_to``, when given: see the module docstring)."""
     for file in folder.iterdir():
         if file.suffix in _SEGMENT_SUFFIXES:
             file.unlink()
     for file in sorted(source.iterdir()):
-        if file.suffix in _SEGMENT_SUFFIXES:
+        if file.suffix in _SEGMENT_SUFFIXES and _wanted(file, up_to):
             shutil.copyfile(file, folder / file.name)
+
+
+def _wanted(file: Path, up_to: int | None) -> bool:
+    if up_to is None or not file.stem.isdigit():
+        return True
+    offset = int(file.stem)
+    return offset <= up_to if file.suffix == ".snapshot" else offset < up_to
