@@ -66,11 +66,7 @@ NOT_YET_COVERED_KIP68 = {
 
 
 #: KIP-87 requirements a scenario can observe but none covers, and why (kip87 helper's list).
-NOT_YET_COVERED_KIP87 = {
-    "KIP87-CLN-3": "needs magic 0/1 messages in a compacted log: Kafka 4.0 refuses them from "
-    "producers (KIP-724) and scenarios cannot start a target on a prepared log dir (unit-tested "
-    "in tests/reference/storage/test_kip87_tombstone_predicate.py)",
-}
+NOT_YET_COVERED_KIP87: dict[str, str] = {}
 
 
 #: KIP-694 requirements a scenario can observe but none covers, and why (kip694 helper's list).
