@@ -50,10 +50,9 @@ NOT_YET_COVERED = {
 
 #: KIP-534 requirements a scenario can observe but none covers, and why (kip534 helper's list).
 NOT_YET_COVERED_KIP534 = {
-    "KIP534-TMB-4": "needs a target started on a log dir holding magic 0/1 batches "
-    "(Kafka 4.0 refuses them from producers)",
-    "KIP534-TXN-8": "needs a log where an aborted transaction rewrites a committed key; "
-    "producers cannot write markers and no fixture log has one",
+    "KIP534-TXN-8": "needs a log where an aborted transaction rewrites a committed key: "
+    "neither golden nor fixture logs hold one, producers cannot write markers, and the "
+    "runner has no transactional client (nor the reference broker a coordinator)",
 }
 
 
