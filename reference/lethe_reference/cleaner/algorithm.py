@@ -38,10 +38,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lethe_formats.errors import CorruptRecordError
-from lethe_formats.model import AbortedTxn, BatchHeader
-from lethe_formats.records.scan import Buffer, ScannedEntry
+from lethe_formats.model import AbortedTxn
+from lethe_formats.records.scan import Buffer
 
-from lethe_reference.cleaner.entries import iter_entries, legacy_records, v2_records
 from lethe_reference.cleaner.filter import (
     FilterContext,
     LastRecord,
@@ -49,7 +48,14 @@ from lethe_reference.cleaner.filter import (
     default_is_tombstone,
     filter_chunk,
 )
-from lethe_reference.cleaner.offset_map import OffsetMap
+from lethe_reference.cleaner.offset_map import OffsetMap, build_offset_map
+from lethe_reference.cleaner.source import (
+    SourceSegment,
+    collect_aborted,
+    covering,
+    next_offset,
+    whole_segment,
+)
 from lethe_reference.cleaner.txn_state import TxnState
 from lethe_reference.storage.errors import SegmentOffsetOverflowError
 from lethe_reference.storage.segment_state import SegmentState
@@ -66,23 +72,6 @@ __all__ = [
 
 INT_MAX = 2**31 - 1
 _LOG_OVERHEAD, _MIN_ENTRY, _UP_TO_MAGIC = 12, 14, 17
-
-
-@dataclass(frozen=True, slots=True)
-class SourceSegment:
-    """One segment of the log as the cleaner sees it."""
-
-    base_offset: int
-    data: bytes
-    last_modified_ms: int
-    offset_index_bytes: int = 0
-    time_index_bytes: int = 0
-    aborted: tuple[AbortedTxn, ...] = ()
-    file: str | None = None
-
-    @property
-    def size(self) -> int:
-        return len(self.data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,20 +116,14 @@ class CleanResult:
     messages_written: int
 
 
-def covering(segments: Sequence[SourceSegment], start: int, end: int) -> list[SourceSegment]:
-    """``logSegments(start, end)``: the floor segment of ``start`` and all below ``end``."""
-    if start >= end:
-        return []
-    floor = max((i for i, s in enumerate(segments) if s.base_offset <= start), default=0)
-    return [s for s in segments[floor:] if s.base_offset < end]
-
-
 def clean_log(segments: Sequence[SourceSegment], params: CleanParams) -> CleanResult:
     """One round (module docstring); ``segments`` is the whole log, oldest first."""
     head = covering(segments, 0, params.first_dirty_offset)
     legacy_horizon = head[-1].last_modified_ms - params.delete_retention_ms if head else 0
     offset_map = OffsetMap(params.map_slots, params.map_load_factor)
-    build_offset_map(segments, params, offset_map)
+    build_offset_map(
+        segments, params.first_dirty_offset, params.first_uncleanable_offset, offset_map
+    )
     end_offset = offset_map.latest_offset + 1
     groups = group_segments(
         covering(segments, 0, end_offset),
@@ -151,113 +134,6 @@ def clean_log(segments: Sequence[SourceSegment], params: CleanParams) -> CleanRe
     cleaner = _GroupCleaner(segments, params, offset_map, legacy_horizon)
     cleaned = tuple(cleaner.clean(group) for group in groups)
     return CleanResult(end_offset, cleaned, cleaner.messages_read, cleaner.messages_written)
-
-
-# --- offset map -----------------------------------------------------------------------
-
-
-def build_offset_map(
-    segments: Sequence[SourceSegment], params: CleanParams, offset_map: OffsetMap
-) -> None:
-    """``buildOffsetMap`` over ``[first_dirty, first_uncleanable)``."""
-    start, end = params.first_dirty_offset, params.first_uncleanable_offset
-    dirty = covering(segments, start, end)
-    txn = TxnState()
-    txn.add_aborted_transactions(collect_aborted(segments, start, end))
-    for index, segment in enumerate(dirty):
-        following = dirty[index + 1].base_offset if index + 1 < len(dirty) else end
-        if _map_segment(segment, start, offset_map, txn):
-            return
-        offset_map.update_latest_offset(following - 1)
-
-
-def _map_segment(segment: SourceSegment, start: int, offset_map: OffsetMap, txn: TxnState) -> bool:
-    """Add one segment's keys; True when the map filled up."""
-    data = segment.data
-    for entry in _whole_segment(segment):
-        header = entry.header
-        if not isinstance(header, BatchHeader):
-            txn.on_batch_read(None, header.offset)
-            for message in legacy_records(data, entry, segment.file):
-                if _map_put(offset_map, message.key, message.offset, start):
-                    return True
-            if header.offset >= start:
-                offset_map.update_latest_offset(header.offset)
-            continue
-        records = v2_records(data, entry, segment.file)
-        if header.is_control:
-            txn.on_control_batch_read(header, records)
-        elif not txn.on_batch_read(header, header.last_offset):
-            for record in records:
-                offset = header.base_offset + record.offset_delta
-                if _map_put(offset_map, record.key, offset, start):
-                    return True
-        if header.last_offset >= start:
-            offset_map.update_latest_offset(header.last_offset)
-    return False
-
-
-def _map_put(offset_map: OffsetMap, key: bytes | None, offset: int, start: int) -> bool:
-    if key is None or offset < start:
-        return False
-    if offset_map.is_full:
-        return True
-    offset_map.put(key, offset)
-    return False
-
-
-def _whole_segment(segment: SourceSegment) -> list[ScannedEntry]:
-    """Every entry of the segment, checked: CRCs, no entry cut short, and offsets
-    that start at the segment's base and increase (a flipped bit in a baseOffset,
-    which no CRC covers, would otherwise silently drop or misplace records)."""
-    entries = list(iter_entries(segment.data, 0, segment.size, segment.file))
-    previous = segment.base_offset - 1
-    for entry in entries:
-        header = entry.header
-        first = header.base_offset if isinstance(header, BatchHeader) else header.offset
-        last = header.last_offset if isinstance(header, BatchHeader) else header.offset
-        if first <= previous or last < first:
-            raise CorruptRecordError(
-                f"offsets [{first}, {last}] do not follow {previous} in a segment based at "
-                f"{segment.base_offset}",
-                file=segment.file,
-                position=entry.position,
-                field="baseOffset",
-            )
-        previous = last
-    end = entries[-1].position + entries[-1].header.size_in_bytes if entries else 0
-    if end != segment.size:
-        raise CorruptRecordError(
-            f"Log segment may be corrupt: {segment.size - end} bytes at the end do not "
-            "form a complete batch",
-            file=segment.file,
-            position=end,
-            field="batch",
-        )
-    return entries
-
-
-def collect_aborted(segments: Sequence[SourceSegment], start: int, upper: int) -> list[AbortedTxn]:
-    """``collectAbortedTransactions``: from the floor segment of ``start`` on, the
-    aborted transactions overlapping ``[start, upper)``; stop at a segment whose
-    index reaches a last stable offset >= ``upper``."""
-    found: list[AbortedTxn] = []
-    for segment in covering(segments, start, 2**63 - 1):
-        for txn in segment.aborted:
-            if txn.last_offset >= start and txn.first_offset < upper:
-                found.append(txn)
-            if txn.last_stable_offset >= upper:
-                return found
-    return found
-
-
-def next_offset(segment: SourceSegment) -> int:
-    """``readNextOffset``: one past the last entry's last offset (base if empty)."""
-    last = segment.base_offset - 1
-    for entry in iter_entries(segment.data, 0, segment.size, segment.file):
-        header = entry.header
-        last = header.last_offset if isinstance(header, BatchHeader) else header.offset
-    return last + 1
 
 
 # --- grouping -------------------------------------------------------------------------
@@ -346,7 +222,7 @@ class _GroupCleaner:
 
     def _clean_into(self, segment: SourceSegment, state: SegmentState, out: bytearray) -> None:
         params = self.params
-        _whole_segment(segment)  # refuse damaged input before writing anything
+        whole_segment(segment)  # refuse damaged input before writing anything
         ctx = FilterContext(
             offset_map=self.offset_map,
             now_ms=params.now_ms,

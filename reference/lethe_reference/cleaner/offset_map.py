@@ -17,11 +17,32 @@ a key already present, exactly as ``buildOffsetMapForSegment`` checks
 
 ``latest_offset`` is the last offset the map covers (-1 when empty); the
 cleaning's end offset is ``latest_offset + 1``.
+
+:func:`build_offset_map` fills it from the dirty segments in order: records of
+aborted transactions (known from the ``.txnindex`` entries) and control
+batches stay out, so they never shadow a committed record of the same key;
+every batch ending at or above the start moves ``latest_offset`` to its last
+offset, and a segment read to its end moves it to the next segment's base - 1
+(offset gaps left by earlier cleanings). A full map returns at once: the
+records not mapped lie above ``latest_offset``, so this round keeps them.
 """
 
 from __future__ import annotations
 
-__all__ = ["HASH_SLOT_BYTES", "OffsetMap", "slots_for"]
+from collections.abc import Sequence
+
+from lethe_formats.model import BatchHeader
+
+from lethe_reference.cleaner.entries import legacy_records, v2_records
+from lethe_reference.cleaner.source import (
+    SourceSegment,
+    collect_aborted,
+    covering,
+    whole_segment,
+)
+from lethe_reference.cleaner.txn_state import TxnState
+
+__all__ = ["HASH_SLOT_BYTES", "OffsetMap", "build_offset_map", "slots_for"]
 
 #: Bytes per slot: an MD5 hash (16) plus an offset (8).
 HASH_SLOT_BYTES = 24
@@ -69,3 +90,53 @@ class OffsetMap:
     @property
     def utilization(self) -> float:
         return len(self._offsets) / self.slots if self.slots else 0.0
+
+
+def build_offset_map(
+    segments: Sequence[SourceSegment], start: int, end: int, offset_map: OffsetMap
+) -> None:
+    """``buildOffsetMap`` over ``[start, end)`` (first dirty, first uncleanable):
+    aborted data and control batches stay out; a full map stops early."""
+    dirty = covering(segments, start, end)
+    txn = TxnState()
+    txn.add_aborted_transactions(collect_aborted(segments, start, end))
+    for index, segment in enumerate(dirty):
+        following = dirty[index + 1].base_offset if index + 1 < len(dirty) else end
+        if _map_segment(segment, start, offset_map, txn):
+            return
+        offset_map.update_latest_offset(following - 1)
+
+
+def _map_segment(segment: SourceSegment, start: int, offset_map: OffsetMap, txn: TxnState) -> bool:
+    """Add one segment's keys; True when the map filled up."""
+    data = segment.data
+    for entry in whole_segment(segment):
+        header = entry.header
+        if not isinstance(header, BatchHeader):
+            txn.on_batch_read(None, header.offset)
+            for message in legacy_records(data, entry, segment.file):
+                if _map_put(offset_map, message.key, message.offset, start):
+                    return True
+            if header.offset >= start:
+                offset_map.update_latest_offset(header.offset)
+            continue
+        records = v2_records(data, entry, segment.file)
+        if header.is_control:
+            txn.on_control_batch_read(header, records)
+        elif not txn.on_batch_read(header, header.last_offset):
+            for record in records:
+                offset = header.base_offset + record.offset_delta
+                if _map_put(offset_map, record.key, offset, start):
+                    return True
+        if header.last_offset >= start:
+            offset_map.update_latest_offset(header.last_offset)
+    return False
+
+
+def _map_put(offset_map: OffsetMap, key: bytes | None, offset: int, start: int) -> bool:
+    if key is None or offset < start:
+        return False
+    if offset_map.is_full:
+        return True
+    offset_map.put(key, offset)
+    return False

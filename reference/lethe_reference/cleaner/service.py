@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
 from lethe_formats.errors import FormatError
 
+from lethe_reference import faults
 from lethe_reference.cleaner.algorithm import CleanParams, CleanResult, clean_log
 from lethe_reference.cleaner.filter import TombstonePredicate
 from lethe_reference.cleaner.logview import producer_scan, source_segments
@@ -49,7 +51,11 @@ from lethe_reference.retention.policies import delete_old_segments
 from lethe_reference.scheduler import Scheduler
 from lethe_reference.storage.log_manager import LogManager
 from lethe_reference.storage.settings import LogSettings
-from lethe_reference.storage.tombstones import record_attribute_mask, tombstone_predicate
+from lethe_reference.storage.tombstones import (
+    kafka_is_tombstone,
+    record_attribute_mask,
+    tombstone_predicate,
+)
 
 __all__ = ["TASK_NAME", "LogCleaner"]
 
@@ -132,7 +138,16 @@ class LogCleaner:
         now = self.log_manager.clock.now_ms()
         _log.info("Cleaner 0: Beginning cleaning of log %s", log.name)
         try:
-            result = clean_log(source_segments(log), self._params(target, now))
+            params = self._params(target, now)
+            if faults.active(log, "cleaner-ignores-delete-retention"):
+                params = replace(params, delete_retention_ms=0)
+            if faults.active(log, "cleaner-forgets-active-producers"):
+                params = replace(params, active_producers={})
+            if faults.active(log, "tombstone-flag-ignored-by-cleaner"):
+                params = replace(params, is_tombstone=kafka_is_tombstone)
+            if faults.active(log, "tombstone-flag-cleared-by-cleaner"):
+                params = replace(params, record_attribute_mask=0)
+            result = clean_log(source_segments(log), params)
             for cleaned in result.segments:
                 old = [log.segments.get(base) for base in cleaned.replaces]
                 new = write_cleaned_segment(log, cleaned)
