@@ -1,0 +1,110 @@
+"""Check ``compaction``: keys with more than one record in the cleaned part of a log.
+
+Definition
+----------
+The *cleaned part* of a live log is ``[log_start, cleaner_offset)``, where
+``cleaner_offset`` is the partition's entry in ``cleaner-offset-checkpoint``
+(the first dirty offset, kafka-facts 4.2). After a cleaning Kafka keeps, in
+the range it cleaned, only the record with the highest offset of each key
+(KIP534-TMB-5). Records that are not *data* do not take part: control
+records, records without a key, and records of aborted transactions (a
+transactional record of producer P at an offset in ``[first, last)`` of an
+entry of P in one of the partition's ``.txnindex`` files, ``last`` being the
+ABORT marker's offset), which the cleaner removes on its own rule.
+
+A **finding** is a data record of the cleaned part whose key has a record at
+a higher offset in the cleaned part: compaction should have removed it.
+``bytes`` is its key plus value size, ``records`` 1. A second kind of finding
+is an aborted-transaction record still in the cleaned part.
+
+The relational oracle (:mod:`lethe_tools.audit.oracle`) states the same rule
+in SQL over plain rows with ``NOT EXISTS``; the tests hold this check to it.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
+
+from lethe_tools.audit.checks.context import CheckContext, CheckOutput
+from lethe_tools.audit.checks.frames import findings_frame, lit_long, live_records
+
+__all__ = ["NAME", "TITLE", "cleaned_records", "findings", "parent_dir", "run"]
+
+NAME = "compaction"
+TITLE = "Keys with more than one record in the cleaned part of a compacted log"
+
+
+def parent_dir(column: str) -> Column:
+    """The directory part of a path column."""
+    return F.regexp_extract(F.col(column), r"^(.*)/[^/]*$", 1)
+
+
+def cleaned_records(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
+    """Records of the cleaned part, with ``dir`` and ``aborted`` (see the definition)."""
+    records = live_records(tables, logs).where(
+        F.col("cleaner_offset").isNotNull()
+        & (F.col("offset") >= F.col("log_start"))
+        & (F.col("offset") < F.col("cleaner_offset"))
+        & ~F.col("is_control")
+    )
+    records = records.withColumn("dir", parent_dir("file"))
+    aborts = (
+        tables["indexes"]
+        .where(F.col("kind") == "txnindex")
+        .select(
+            parent_dir("file").alias("dir"),
+            F.col("producer_id").alias("abort_pid"),
+            F.col("first_offset").alias("abort_first"),
+            F.col("last_offset").alias("abort_last"),
+        )
+    )
+    hit = (
+        records.where(F.col("is_transactional"))
+        .join(
+            aborts,
+            (records["dir"] == aborts["dir"])
+            & (F.col("producer_id") == F.col("abort_pid"))
+            & (F.col("offset") >= F.col("abort_first"))
+            & (F.col("offset") < F.col("abort_last")),
+        )
+        .select(records["file"], records["offset"])
+        .distinct()
+        .withColumn("aborted", F.lit(True))
+    )
+    return records.join(hit, ["file", "offset"], "left").withColumn(
+        "aborted", F.coalesce(F.col("aborted"), F.lit(False))
+    )
+
+
+def findings(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
+    records = cleaned_records(tables, logs)
+    data = records.where(~F.col("aborted") & F.col("key_hash").isNotNull())
+    latest = F.max("offset").over(Window.partitionBy("dir", "key_hash"))
+    shadowed = data.withColumn("latest", latest).withColumn(
+        "message",
+        F.when(
+            F.col("offset") < F.col("latest"),
+            F.format_string(
+                "key %s is kept at offset %d and again at offset %d in the cleaned part",
+                F.col("key_hash"),
+                F.col("offset"),
+                F.col("latest"),
+            ),
+        ),
+    )
+    aborted = records.where(F.col("aborted")).withColumn(
+        "message",
+        F.format_string("record of an aborted transaction of producer %d", F.col("producer_id")),
+    )
+    size = F.greatest(F.col("key_size"), F.lit(0)) + F.greatest(F.col("value_size"), F.lit(0))
+    common = {"position": F.col("batch_position"), "bytes": size, "records": lit_long(1)}
+    return findings_frame(NAME, shadowed, **common).unionByName(
+        findings_frame(NAME, aborted, **common)
+    )
+
+
+def run(ctx: CheckContext) -> CheckOutput:
+    frame = findings(ctx.tables, ctx.logs)
+    logs = ctx.logs.where(F.col("cleaner_offset").isNotNull()).count()
+    return CheckOutput(frame, {"compacted_logs_checked": logs})

@@ -1,0 +1,41 @@
+"""What every check receives and returns.
+
+A check is a function ``run(ctx) -> CheckOutput``: it reads the tables (and
+the shared :func:`~.frames.live_logs` frame, computed once) and returns its
+findings frame, a few named metrics already collected to the driver, and
+optionally bytes reclaimable per topic under a named kind for the report's
+plot. Collecting metrics inside the check keeps each definition in one module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
+
+from lethe_tools.audit.checks.model import AuditOptions
+
+__all__ = ["CheckContext", "CheckOutput", "per_topic_sum"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckContext:
+    tables: dict[str, DataFrame]
+    logs: DataFrame
+    now_ms: int
+    options: AuditOptions
+
+
+@dataclass(slots=True)
+class CheckOutput:
+    findings: DataFrame
+    metrics: dict[str, object] = field(default_factory=dict)
+    #: kind -> topic -> bytes, merged into Findings.reclaimable_by_topic
+    reclaimable: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def per_topic_sum(frame: DataFrame, column: str) -> dict[str, int]:
+    """topic -> sum of ``column`` over ``frame`` (a small result, collected)."""
+    rows = frame.groupBy("topic").agg(F.sum(column).alias("total")).collect()
+    return {row["topic"]: int(row["total"] or 0) for row in rows}

@@ -1,0 +1,122 @@
+"""Frames several checks share: live logs, their log start and end offsets, findings rows.
+
+Theory of operation
+-------------------
+Kafka describes a partition's log by its *live* segments (``<20 digits>.log``
+in a live ``<topic>-<partition>`` directory); ``.deleted``, ``.cleaned`` and
+``.swap`` files and ``-delete``/``-stray``/``-future`` directories are
+leftovers the broker removes or replaces. The checks therefore work on:
+
+* :func:`live_logs`: one row per live partition directory with
+  ``log_start`` = the log start offset Kafka loads, ``max(checkpoint entry,
+  first segment base offset)`` (kafka-facts 1.4: the checkpoint lists only
+  partitions whose start is above the first base offset), and ``log_end`` =
+  the offset after the last batch (the active segment's base offset when it is
+  empty), plus the checkpoint columns;
+* :func:`live_batches` / :func:`live_records`: batches and records of live
+  segments joined with their log's row, so each knows its log start offset,
+  cleaner offset and high watermark.
+
+Joins go through the ``file`` column (``segments.file`` is unique per
+``.log`` file) because batches and records do not carry the log dir.
+:func:`findings_frame` turns a frame with a nullable ``message`` column into
+the uniform findings columns (:data:`~.model.FINDING_COLUMNS`), keeping only
+the rows whose message is set.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
+
+from lethe_tools.audit.checks.model import FINDING_COLUMNS
+
+__all__ = [
+    "LOG_KEYS",
+    "findings_frame",
+    "lit_long",
+    "live_batches",
+    "live_logs",
+    "live_records",
+    "live_segments",
+]
+
+LOG_KEYS = ["logdir", "topic", "partition"]
+
+
+def lit_long(value: int) -> Column:
+    """A long literal (a Python int literal would be an int column below 2**31)."""
+    return F.lit(value).cast("long")
+
+
+def live_segments(tables: dict[str, DataFrame]) -> DataFrame:
+    """Live ``.log`` files of live partition directories."""
+    live_dirs = tables["partitions"].where(F.col("dir_kind") == "live").select(*LOG_KEYS)
+    segments = tables["segments"].where(F.col("extra_suffix") == "")
+    return segments.join(live_dirs, LOG_KEYS, "left_semi")
+
+
+def live_logs(tables: dict[str, DataFrame]) -> DataFrame:
+    """One row per live log: checkpoints, ``log_start``, ``log_end``, live segment bytes."""
+    ends = (
+        live_segments(tables)
+        .groupBy(*LOG_KEYS)
+        .agg(
+            F.max(F.col("last_offset") + 1).alias("_after_last"),
+            F.max("base_offset").alias("_active_base"),
+            F.sum("size").alias("live_bytes"),
+        )
+    )
+    partitions = tables["partitions"].where(F.col("dir_kind") == "live")
+    first = F.col("first_base_offset")
+    return (
+        partitions.join(ends, LOG_KEYS, "left")
+        .withColumn(
+            "log_start",
+            F.when(
+                F.col("log_start_offset").isNotNull() & first.isNotNull(),
+                F.greatest(F.col("log_start_offset"), first),
+            ).otherwise(F.coalesce(F.col("log_start_offset"), first)),
+        )
+        .withColumn("log_end", F.greatest(F.col("_after_last"), F.col("_active_base")))
+        .withColumn("live_bytes", F.coalesce(F.col("live_bytes"), lit_long(0)))
+        .drop("_after_last", "_active_base")
+    )
+
+
+def _with_log(frame: DataFrame, tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
+    files = live_segments(tables).select("file", "logdir", F.col("is_active").alias("in_active"))
+    columns = logs.select(*LOG_KEYS, "log_start", "log_end", "cleaner_offset", "high_watermark")
+    return frame.join(files, "file").join(columns, LOG_KEYS)
+
+
+def live_batches(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
+    """Batches of live segments with their log's offsets (see the module docstring)."""
+    return _with_log(tables["batches"], tables, logs)
+
+
+def live_records(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
+    """Records of live segments with their log's offsets."""
+    return _with_log(tables["records"], tables, logs)
+
+
+def findings_frame(check: str, frame: DataFrame, **columns: Column) -> DataFrame:
+    """The rows of ``frame`` whose ``message`` is set, as findings of ``check``.
+
+    ``columns`` supplies finding columns ``frame`` lacks or names differently;
+    a finding column found nowhere is null (``bytes``/``records`` 0).
+    """
+    present = set(frame.columns)
+    chosen: list[Column] = [F.lit(check).alias("check")]
+    for name in FINDING_COLUMNS[1:]:
+        if name in columns:
+            column = columns[name]
+        elif name in present:
+            column = F.col(name)
+        elif name in ("bytes", "records"):
+            column = lit_long(0)
+        else:
+            column = F.lit(None)
+        kind = {"partition": "int", "message": "string", "topic": "string", "file": "string"}
+        chosen.append(column.cast(kind.get(name, "long")).alias(name))
+    return frame.where(F.col("message").isNotNull()).select(*chosen)

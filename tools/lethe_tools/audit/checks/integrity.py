@@ -1,0 +1,200 @@
+"""Check ``integrity``: CRC failures, index entries pointing at the wrong place, offset gaps.
+
+Definition
+----------
+A **finding** is one of:
+
+* ``crc``: a batch (any segment file) whose stored CRC does not match its
+  bytes (CRC-32C for magic 2, CRC-32 for magic 0/1);
+* ``offset index``: an ``.index`` entry whose log position is not the start
+  of a batch of its segment, or whose offset is outside that batch's
+  ``[base_offset, last_offset]``: Kafka appends ``(batch last offset,
+  batch position)`` every ``index.interval.bytes`` (kafka-facts 3.5), so a
+  lookup through a wrong entry starts reading in the middle of a batch or at
+  the wrong offsets;
+* ``time index``: a ``.timeindex`` entry whose offset is outside its
+  segment's offsets, or whose timestamp is above the segment's largest
+  timestamp;
+* ``gap``: in a live log, a batch whose base offset is more than one above
+  the previous batch's last offset, or a magic-2 batch holding fewer records
+  than its offset range, where the missing offsets are not in the cleaned
+  part (below the ``cleaner-offset-checkpoint`` entry): only compaction
+  removes offsets from a Kafka log;
+* ``problem``: a row of the ``problems`` table (a file or entry that could
+  not be decoded), so one check reports everything wrong with the files.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
+
+from lethe_tools.audit.checks.context import CheckContext, CheckOutput
+from lethe_tools.audit.checks.frames import LOG_KEYS, findings_frame, lit_long, live_batches
+
+__all__ = ["NAME", "TITLE", "findings", "run"]
+
+NAME = "integrity"
+TITLE = "CRC failures, index entries pointing at the wrong place, unexplained offset gaps"
+_LOG_FILE = r"\.(index|timeindex)(\.[a-z]+)?$"
+
+
+def _crc(tables: dict[str, DataFrame]) -> DataFrame:
+    batches = tables["batches"].withColumn(
+        "message",
+        F.when(
+            ~F.col("crc_ok"),
+            F.format_string("crc: stored %d does not match the batch bytes", F.col("crc")),
+        ),
+    )
+    return findings_frame(
+        NAME, batches, offset=F.col("base_offset"), records=F.col("records_count")
+    )
+
+
+def _offset_index(tables: dict[str, DataFrame]) -> DataFrame:
+    entries = (
+        tables["indexes"]
+        .where(F.col("kind") == "index")
+        .withColumn("log_file", F.regexp_replace("file", _LOG_FILE, ".log$2"))
+    )
+    batches = tables["batches"].select(
+        F.col("file").alias("log_file"),
+        F.col("position").alias("log_position"),
+        F.col("base_offset").alias("batch_base"),
+        F.col("last_offset").alias("batch_last"),
+    )
+    joined = entries.drop("first_offset", "last_offset").join(
+        batches, ["log_file", "log_position"], "left"
+    )
+    message = F.when(
+        F.col("batch_base").isNull(),
+        F.format_string(
+            "offset index: entry %d (offset %d) points at position %d, not a batch start",
+            F.col("entry"),
+            F.col("offset"),
+            F.col("log_position"),
+        ),
+    ).when(
+        (F.col("offset") < F.col("batch_base")) | (F.col("offset") > F.col("batch_last")),
+        F.format_string(
+            "offset index: entry %d says offset %d, the batch at position %d holds %d..%d",
+            F.col("entry"),
+            F.col("offset"),
+            F.col("log_position"),
+            F.col("batch_base"),
+            F.col("batch_last"),
+        ),
+    )
+    return findings_frame(NAME, joined.withColumn("message", message))
+
+
+def _time_index(tables: dict[str, DataFrame]) -> DataFrame:
+    entries = (
+        tables["indexes"]
+        .where(F.col("kind") == "timeindex")
+        .withColumn("log_file", F.regexp_replace("file", _LOG_FILE, ".log$2"))
+    )
+    segments = tables["segments"].select(
+        F.col("file").alias("log_file"),
+        F.col("first_offset").alias("seg_first"),
+        F.col("last_offset").alias("seg_last"),
+        F.col("max_timestamp").alias("seg_max_ts"),
+    )
+    joined = entries.drop("first_offset", "last_offset").join(segments, "log_file", "left")
+    outside = (F.col("offset") < F.col("seg_first")) | (F.col("offset") > F.col("seg_last"))
+    message = F.when(
+        F.col("seg_first").isNotNull() & outside,
+        F.format_string(
+            "time index: entry %d points at offset %d outside the segment's %d..%d",
+            F.col("entry"),
+            F.col("offset"),
+            F.col("seg_first"),
+            F.col("seg_last"),
+        ),
+    ).when(
+        F.col("seg_max_ts").isNotNull() & (F.col("timestamp") > F.col("seg_max_ts")),
+        F.format_string(
+            "time index: entry %d timestamp %d is above the segment's largest %d",
+            F.col("entry"),
+            F.col("timestamp"),
+            F.col("seg_max_ts"),
+        ),
+    )
+    return findings_frame(NAME, joined.withColumn("message", message))
+
+
+def _gaps(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
+    order = Window.partitionBy(*LOG_KEYS).orderBy("base_offset")
+    batches = live_batches(tables, logs).withColumn("prev_last", F.lag("last_offset").over(order))
+    cleaned_to = F.coalesce(F.col("cleaner_offset"), lit_long(-1))
+    between = (F.col("base_offset") > F.col("prev_last") + 1) & (
+        F.col("base_offset") - 1 >= cleaned_to
+    )
+    inside = (
+        (F.col("magic") == 2)
+        & (F.col("records_count") < F.col("last_offset") - F.col("base_offset") + 1)
+        & (F.col("last_offset") >= cleaned_to)
+    )
+    message = F.when(
+        between,
+        F.format_string(
+            "gap: offsets %d..%d are missing outside the cleaned part",
+            F.col("prev_last") + 1,
+            F.col("base_offset") - 1,
+        ),
+    ).when(
+        inside,
+        F.format_string(
+            "gap: batch %d..%d holds %d records outside the cleaned part",
+            F.col("base_offset"),
+            F.col("last_offset"),
+            F.col("records_count"),
+        ),
+    )
+    return findings_frame(NAME, batches.withColumn("message", message), offset=F.col("base_offset"))
+
+
+def _problems(tables: dict[str, DataFrame]) -> DataFrame:
+    problems = tables["problems"].withColumn(
+        "message",
+        F.format_string(
+            "problem: %s at %s: %s",
+            F.col("kind"),
+            F.coalesce(F.col("field"), F.lit("-")),
+            F.col("message"),
+        ),
+    )
+    return findings_frame(NAME, problems)
+
+
+def findings(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
+    frames = [
+        _crc(tables),
+        _offset_index(tables),
+        _time_index(tables),
+        _gaps(tables, logs),
+        _problems(tables),
+    ]
+    result = frames[0]
+    for frame in frames[1:]:
+        result = result.unionByName(frame)
+    return result
+
+
+def run(ctx: CheckContext) -> CheckOutput:
+    frame = findings(ctx.tables, ctx.logs)
+    kinds = {
+        row["kind"]: int(row["n"])
+        for row in frame.groupBy(F.regexp_extract("message", r"^([a-z ]+):", 1).alias("kind"))
+        .agg(F.count(F.lit(1)).alias("n"))
+        .collect()
+    }
+    metrics: dict[str, object] = {
+        "crc_failures": kinds.get("crc", 0),
+        "offset_index_errors": kinds.get("offset index", 0),
+        "time_index_errors": kinds.get("time index", 0),
+        "gaps": kinds.get("gap", 0),
+        "problems": kinds.get("problem", 0),
+    }
+    return CheckOutput(frame, metrics)
