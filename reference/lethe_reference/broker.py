@@ -304,7 +304,7 @@ class Broker:
     def set_config(self, config: BrokerConfig) -> None:
         """Swap in a new broker config (dynamic change); topic defaults follow."""
         self.config = config
-        self.cleaner.config = config
+        self.cleaner.reconfigure(config)
         for info in self.metadata:
             self.log_manager.update_settings(info.name)
 

@@ -76,6 +76,7 @@ class LogCleaner:
             tombstone_predicate
         )
         self.rounds = 0
+        self._scheduler: Scheduler | None = None
 
     @property
     def enabled(self) -> bool:
@@ -90,10 +91,22 @@ class LogCleaner:
     def start(self, scheduler: Scheduler) -> None:
         """Create an empty ``cleaner-offset-checkpoint`` if missing and queue the cleaner
         task, as Kafka's ``LogCleaner`` does when ``log.cleaner.enable`` (else nothing)."""
+        self._scheduler = scheduler
         if self.enabled:
             self.manager.ensure_checkpoint_file()
             period = max(self.backoff_ms, 1)
             scheduler.schedule(TASK_NAME, period, self.run_task, period_ms=period)
+
+    def reconfigure(self, config: BrokerConfig) -> None:
+        """A dynamic broker config change: Kafka restarts its cleaner threads with
+        the new values (``LogCleaner.reconfigure``); here the task is queued again
+        when the backoff changed."""
+        old_backoff = self.backoff_ms
+        self.config = config
+        scheduler = self._scheduler
+        if scheduler is not None and self.backoff_ms != old_backoff:
+            scheduler.cancel(TASK_NAME)
+            self.start(scheduler)
 
     def run_task(self) -> None:
         """One wake-up of the cleaner thread: clean while work remains, then delete."""

@@ -120,3 +120,11 @@ def test_deleted_topic_leaves_the_cleaner_checkpoint(tmp_path: Path) -> None:
     assert broker.cleaner.clean_now() == 2
     broker.delete_topic("gone")
     assert (tmp_path / CLEANER_CHECKPOINT_FILE).read_text() == "0\n1\nkept 0 2\n"
+
+
+def test_dynamic_backoff_change_requeues_the_cleaner_task(tmp_path: Path) -> None:
+    broker = _broker(tmp_path, ManualClock(START))
+    broker.set_config(
+        broker.config.with_dynamic({"log.cleaner.backoff.ms": "2000"}, per_broker=False)
+    )
+    assert {t.name: t.period_ms for t in broker.scheduler.tasks()}[TASK] == 2000
