@@ -9,6 +9,8 @@ I/O-buffer chunks, grows the buffers for a larger batch, fails on a torn one),
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 from lethe_formats.errors import FormatError
 from lethe_formats.model import BatchHeader, Compression, RecordBatch, TimestampType
@@ -81,7 +83,7 @@ def test_torn_batch_is_reported_with_file_and_position() -> None:
     assert caught.value.position == len(_batch(0, (b"a", b"v")))
 
 
-def _rebuilt(header_kw: dict[str, object]) -> BatchHeader:
+def _rebuilt(header_kw: Mapping[str, object]) -> BatchHeader:
     # a, b in one batch, b overwritten later: the batch is rebuilt with a only
     first = _batch(0, (b"a", b"1"), (b"b", b"1"), **header_kw)
     later = _batch(2, (b"b", b"2"))
