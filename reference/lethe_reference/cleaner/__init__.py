@@ -6,7 +6,8 @@ Split as DESIGN says (theory of operation in each module)::
       filter      per-chunk batch/record retention, delete horizon (MemoryRecords.filterTo)
       rebuild     rewriting a changed batch                        (buildRetainedRecordsInto)
       txn_state   aborted/committed transactions and markers       (CleanedTransactionMetadata)
-      offset_map  key -> latest offset                              (SkimpyOffsetMap)
+      offset_map  key -> latest offset, and its build              (SkimpyOffsetMap)
+      source      a segment as data; covering, aborted txns, checks
       entries     chunked entry reads with typed errors
     producers   active producers and the last stable offset, from the log
     logview     a live PartitionLog as the algorithm's inputs
