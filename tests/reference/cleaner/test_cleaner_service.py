@@ -8,6 +8,7 @@ import pytest
 from cleaner_support import (
     GOLDEN,
     PASS1_NOW_MS,
+    PASS2_NOW_MS,
     TOPIC,
     copy_capture,
     golden_topic_overrides,
@@ -85,3 +86,25 @@ def test_deleted_files_go_after_file_delete_delay(pass0_cleaner: LogCleaner) -> 
     clock.advance(1)
     assert manager.delete_due_files()
     assert not list((manager.log_dir / f"{TOPIC}-0").glob("*.deleted"))
+
+
+def test_second_golden_cleaning_on_disk_is_kafkas(tmp_path: Path) -> None:
+    """pass1 plus the two later rounds (as Kafka stored them), cleaned past the horizon."""
+    copy_capture("pass1", tmp_path / "logs")
+    cleaner = _cleaner(tmp_path / "logs", PASS2_NOW_MS)
+    log = cleaner.log_manager.logs[(TOPIC, 0)]
+    pass2 = partition_dir("pass2")
+    head = (pass2 / "00000000000000000000.log").read_bytes()
+    log.roll(16)
+    log.append_as_follower(head[305 : 305 + 123])  # offsets 16-17, copied unchanged by Kafka
+    log.roll(18)
+    log.append_as_follower((pass2 / "00000000000000000018.log").read_bytes())
+    log.update_high_watermark(log.log_end_offset)
+    assert cleaner.clean_now() == 1
+    directory = cleaner.log_manager.log_dir / f"{TOPIC}-0"
+    for suffix in SEGMENT_FILES:
+        name = f"00000000000000000000{suffix}"
+        assert (directory / name).read_bytes() == (pass2 / name).read_bytes(), suffix
+    checkpoint = cleaner.log_manager.log_dir / CLEANER_CHECKPOINT_FILE
+    assert checkpoint.read_bytes() == (GOLDEN / "pass2" / CLEANER_CHECKPOINT_FILE).read_bytes()
+    assert log.segments.base_offsets == [0, 18]
