@@ -23,10 +23,12 @@ from lethe_reference.storage.log_manager import LogManager
 SEGMENT_FILES = [".log", ".index", ".timeindex"]
 
 
-def _cleaner(log_dir: Path, now: int, overrides: dict[str, str] | None = None) -> LogCleaner:
+def _cleaner(
+    log_dir: Path, now: int, overrides: dict[str, str] | None = None, *, base: bool = True
+) -> LogCleaner:
     clock = ManualClock(now)
     config = broker_config()
-    topic = golden_topic_overrides() | (overrides or {})
+    topic = (golden_topic_overrides() if base else {}) | (overrides or {})
     manager = LogManager(
         log_dir, clock=clock, settings_for=lambda _t: effective_log_config(topic, config)
     )
@@ -108,3 +110,27 @@ def test_second_golden_cleaning_on_disk_is_kafkas(tmp_path: Path) -> None:
     checkpoint = cleaner.log_manager.log_dir / CLEANER_CHECKPOINT_FILE
     assert checkpoint.read_bytes() == (GOLDEN / "pass2" / CLEANER_CHECKPOINT_FILE).read_bytes()
     assert log.segments.base_offsets == [0, 18]
+
+
+def test_first_golden_transaction_cleaning_on_disk_is_kafkas(tmp_path: Path) -> None:
+    """golden/transactions pass0 -> pass1 through the broker-side cleaner: producer
+    state and the aborted transaction come from the files; the cleaned .txnindex too."""
+    import shutil
+
+    source = GOLDEN.parent / "transactions" / "pass0"
+    log_dir = tmp_path / "logs"
+    shutil.copytree(source / "golden-txn-0", log_dir / "golden-txn-0")
+    for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
+        shutil.copy2(source / name, log_dir / name)
+    (log_dir / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":1}')
+    # log-cleaner.log: the first cleaning began at 19:29:51,389 UTC
+    configs = {"cleanup.policy": "compact", "delete.retention.ms": "5000"}  # case.json
+    cleaner = _cleaner(
+        log_dir, 1795289391389, configs | {"min.cleanable.dirty.ratio": "0.01"}, base=False
+    )
+    assert cleaner.clean_now() == 1
+    expected = GOLDEN.parent / "transactions" / "pass1" / "golden-txn-0"
+    for suffix in [*SEGMENT_FILES, ".txnindex"]:
+        name = f"00000000000000000000{suffix}"
+        assert (log_dir / "golden-txn-0" / name).read_bytes() == (expected / name).read_bytes()
+    assert (log_dir / CLEANER_CHECKPOINT_FILE).read_text() == "0\n1\ngolden-txn 0 16\n"
