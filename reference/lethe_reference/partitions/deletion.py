@@ -13,7 +13,7 @@ notify brokers::
             partitions -> None (recorded first, so a crash retries)          delete_removed
             their logs deleted as a deleted topic's: the directory is
             renamed <topic>-<p>.<uuid>-delete, removed after
-            file.delete.delay.ms; the root checkpoints are rewritten
+            log.segment.delete.delay.ms; the root checkpoints are rewritten
             without them
             committed offsets of the removed partitions deleted    delete_committed_offsets
             the topic's count becomes ``count``, the reduction is done

@@ -54,11 +54,12 @@ def new_broker(
     log_dir: Path, *, enable: bool = True, overrides: dict[str, str] | None = None
 ) -> Broker:
     settings = {
-        "delete.topic.partition.enable": "true" if enable else "false",
         "log.segment.delete.delay.ms": str(FILE_DELETE_DELAY_MS),
         "group.initial.rebalance.delay.ms": "0",
         **(overrides or {}),
     }
+    if enable:  # otherwise the default (false) applies
+        settings["delete.topic.partition.enable"] = "true"
     broker = Broker(
         log_dir,
         config=broker_config(overrides=settings),

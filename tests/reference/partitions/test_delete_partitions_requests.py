@@ -22,6 +22,11 @@ from lethe_formats.protocol.messages.delete_partitions import (
     DeletePartitionsRequest,
     DeletePartitionsTopic,
 )
+from lethe_formats.protocol.messages.describe_configs import (
+    DescribeConfigsRequest,
+    DescribeConfigsResource,
+    DescribeConfigsResponse,
+)
 from lethe_reference.broker import Broker
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import NoHandlerError, dispatch, handled_api_keys
@@ -85,8 +90,25 @@ def test_dispatch_refuses_a_disabled_extension_even_if_a_request_got_through(
         dispatch(broker, ctx, DeletePartitionsRequest())
 
 
-def test_the_interval_config_defaults_to_five_minutes(tmp_path: Path) -> None:
-    assert new_broker(tmp_path).config.get_int("delete.topic.partition.interval.delay.ms") == 300000
+@pytest.mark.parametrize(
+    ("enable", "expected"),
+    [(False, {"delete.topic.partition.enable": ("false", True)}), (True, {})],
+)
+def test_describe_configs_lists_both_configs_read_only_with_their_defaults(
+    tmp_path: Path, enable: bool, expected: dict[str, tuple[str, bool]]
+) -> None:
+    broker = new_broker(tmp_path, enable=enable)
+    names = ("delete.topic.partition.enable", "delete.topic.partition.interval.delay.ms")
+    resource = DescribeConfigsResource(4, str(broker.node_id), names)
+    request = DescribeConfigsRequest((resource,), include_synonyms=False)
+    response = LoopbackClient(broker).call(request, DescribeConfigsResponse, 4)
+    (result,) = response.results
+    listed = {c.name: (c.value, c.read_only) for c in result.configs}
+    wanted = {
+        "delete.topic.partition.enable": ("true", True),
+        "delete.topic.partition.interval.delay.ms": ("300000", True),
+    } | expected
+    assert listed == wanted
 
 
 # --- a reduction's answer (KIP694-API-4, KIP694-API-5) -------------------------------------
