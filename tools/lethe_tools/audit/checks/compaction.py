@@ -18,7 +18,9 @@ a higher offset in the cleaned part: compaction should have removed it.
 is an aborted-transaction record still in the cleaned part.
 
 The relational oracle (:mod:`lethe_tools.audit.oracle`) states the same rule
-in SQL over plain rows with ``NOT EXISTS``; the tests hold this check to it.
+in SQL over plain rows with ``NOT EXISTS``; the tests hold this check to it,
+and ``AuditOptions.oracle_dirs`` makes a run report (metric
+``oracle_disagreements``) how many records the two disagree on.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
 from lethe_tools.audit.checks.context import CheckContext, CheckOutput
 from lethe_tools.audit.checks.frames import findings_frame, lit_long, live_records
 
-__all__ = ["NAME", "TITLE", "cleaned_records", "findings", "parent_dir", "run"]
+__all__ = ["NAME", "TITLE", "cleaned_records", "findings", "oracle_metrics", "parent_dir", "run"]
 
 NAME = "compaction"
 TITLE = "Keys with more than one record in the cleaned part of a compacted log"
@@ -104,7 +106,19 @@ def findings(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
     )
 
 
+def oracle_metrics(frame: DataFrame, oracle_dirs: tuple[str, ...]) -> dict[str, object]:
+    """The oracle's verdict on ``frame``: how many records the two sides disagree on."""
+    from lethe_tools.audit import oracle  # noqa: PLC0415 - only behind the option
+
+    rows = [row.asDict() for row in frame.select("file", "offset").collect()]
+    lines = oracle.disagreements(rows, oracle.run(oracle_dirs))
+    return {"oracle_disagreements": len(lines), "oracle_first_disagreements": lines[:20]}
+
+
 def run(ctx: CheckContext) -> CheckOutput:
     frame = findings(ctx.tables, ctx.logs)
     logs = ctx.logs.where(F.col("cleaner_offset").isNotNull()).count()
-    return CheckOutput(frame, {"compacted_logs_checked": logs})
+    metrics: dict[str, object] = {"compacted_logs_checked": logs}
+    if ctx.options.oracle_dirs:
+        metrics.update(oracle_metrics(frame, ctx.options.oracle_dirs))
+    return CheckOutput(frame, metrics)

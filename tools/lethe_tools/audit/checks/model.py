@@ -55,10 +55,16 @@ class AuditOptions:
     a segment is old enough for consumed retention when ``now`` minus its
     largest timestamp is greater than it. 0, the default, counts every
     segment with a timestamp before ``now``.
+
+    ``oracle_dirs``: audit output directories whose Parquet tables the
+    relational oracle (:mod:`lethe_tools.audit.oracle`) re-reads to hold the
+    compaction check to it (empty = no oracle; it runs on the driver, so it
+    is meant for small and medium audits).
     """
 
     consumed_retention_ms: int = 0
     sample_rows: int = SAMPLE_ROWS
+    oracle_dirs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
