@@ -128,7 +128,10 @@ class LogCleaner:
     # --- cleaning -------------------------------------------------------------------------
 
     def clean_now(self) -> int:
-        """Clean every cleanable log, filthiest first; returns how many were cleaned."""
+        """Clean every cleanable log, filthiest first; returns how many were cleaned.
+        Nothing happens when ``log.cleaner.enable`` is false: Kafka then has no cleaner."""
+        if not self.enabled:
+            return 0
         self.manager.forget_vanished()
         attempted: set[tuple[str, int]] = set()
         cleaned = 0

@@ -61,6 +61,8 @@ def test_no_cleaner_when_log_cleaner_enable_is_false(tmp_path: Path) -> None:
     broker = _broker(tmp_path, clock, **{"log.cleaner.enable": "false"})
     assert TASK not in {t.name for t in broker.scheduler.tasks()}
     assert not (tmp_path / CLEANER_CHECKPOINT_FILE).exists()
+    _dirty_compacted(broker)
+    assert broker.cleaner.clean_now() == 0
 
 
 def test_backoff_is_configurable(tmp_path: Path) -> None:
