@@ -273,12 +273,8 @@ def test_a_malformed_idempotent_producer_names_its_json_path(tmp_path: Path) -> 
     assert error.path == "$.steps[0].batches[0].producer.base_sequence"
 
 
-def test_broker_configs_take_no_topic_and_topic_configs_need_one(tmp_path: Path) -> None:
-    broker = {"op": "describe_configs", "resource": "broker", "topic": "t"}
-    assert refusal(tmp_path, [broker]).path.startswith("$.steps[0]")
+def test_topic_configs_need_a_topic(tmp_path: Path) -> None:
     assert refusal(tmp_path, [{"op": "describe_configs"}]).path.startswith("$.steps[0]")
-    good = {"op": "describe_configs", "resource": "broker", "expect": {"configs": {}}}
-    assert load_scenario(scenario_file(tmp_path, [good])).steps[0].op == "describe_configs"
 
 
 class _LogDirTarget:

@@ -358,21 +358,16 @@ def alter_configs(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[M
 
 @op("describe_configs")
 def describe_configs(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
-    """DescribeConfigs of the step's topic, or (``resource: broker``) of the broker the
-    connection reached: the first broker Metadata lists, by its node id."""
-    if data.get("resource") == "broker":
-        kind, name, label = calls.RESOURCE_BROKER, _broker_id(ctx), "the broker"
-    else:
-        kind, name = calls.RESOURCE_TOPIC, ctx.topic(data["topic"])
-        label = f"topic {data['topic']}"
+    """DescribeConfigs of the step's topic (``describe_broker_configs`` asks the broker's)."""
+    name = ctx.topic(data["topic"])
     response = calls.describe_configs(
-        ctx.conn(), kind, name, data.get("names"), version=data.get("version")
+        ctx.conn(), calls.RESOURCE_TOPIC, name, data.get("names"), version=data.get("version")
     )
     exp = Expectations()
     expect = data.get("expect", {})
     answers = [r for r in response.results if r.resource_name == name]
     if len(answers) != 1:
-        exp.missing(path, f"one result for {label}")
+        exp.missing(path, f"one result for topic {data['topic']}")
         return exp.mismatches
     got = answers[0]
     exp.error(f"{path}.expect.error", error_code(expect.get("error", "NONE")), got.error_code)
@@ -380,8 +375,3 @@ def describe_configs(ctx: RunContext, data: Mapping[str, Any], path: str) -> lis
     for name, value in expect.get("configs", {}).items():
         exp.equal(f"{path}.expect.configs.{name}", value, values.get(name, "<absent>"))
     return exp.mismatches
-
-
-def _broker_id(ctx: RunContext) -> str:
-    brokers = calls.metadata(ctx.conn(), []).brokers
-    return str(brokers[0].node_id) if brokers else "0"
