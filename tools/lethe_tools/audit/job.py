@@ -111,8 +111,12 @@ def run_job(
     """The whole audit of ``paths`` into ``out``; see the module docstring."""
     out = os.path.abspath(out)
     read = read_tables(spark, paths)
-    say(f"reading {', '.join(paths)}")
+    say(f"decoding {', '.join(paths)}")
     try:
+        # Fill the cache with every task at once; a coalesced write of a small
+        # table would otherwise pull the whole decode into one task.
+        entries = read.union.count()
+        say(f"decoded {entries} rows")
         write_tables(read.tables, out, say)
     finally:
         read.release()

@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -96,6 +97,27 @@ def find_java(environ: dict[str, str] | os._Environ[str] | None = None) -> Java:
     return Java(path, version, major)
 
 
+#: log4j2 configuration for the driver: Spark's own messages at ERROR only.
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+def _log4j_file() -> str:
+    """A log4j2 properties file (in the temp dir) that silences Spark below ERROR."""
+    path = os.path.join(tempfile.gettempdir(), f"lethe-audit-log4j2-{os.getuid()}.properties")
+    if not os.path.exists(path):
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(_LOG4J)
+    return path
+
+
 def _prepare_environment(master: str) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -117,6 +139,7 @@ def start_session(
         SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.log.level", "ERROR")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log4j_file()}")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
