@@ -25,15 +25,14 @@ are what an audit reports, not failures, and do not change the status.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from lethe_tools.audit import checks, report
+from lethe_tools.audit.checks import Findings
 from lethe_tools.audit.schemas import TABLES
 from lethe_tools.audit.tables import read_tables
 
@@ -47,12 +46,11 @@ Say = Callable[[str], None]
 
 @dataclass(slots=True)
 class JobResult:
-    """What a run wrote: rows per table, the checks' findings (None when not run)."""
+    """What a run wrote: rows per table, and the checks' findings."""
 
     out: str
     rows: dict[str, int] = field(default_factory=dict)
-    findings: Any = None
-    checks_ran: bool = False
+    findings: Findings | None = None
 
     @property
     def problems(self) -> int:
@@ -77,26 +75,13 @@ def read_back(spark: SparkSession, out: str) -> dict[str, DataFrame]:
 
 def run_checks(
     spark: SparkSession, tables: dict[str, DataFrame], now_ms: int, report_dir: str, say: Say
-) -> tuple[Any, bool]:
-    """Call the checks and the report; (findings, True), or (None, False) before they exist.
-
-    SEAM: ``lethe_tools.audit.checks`` and ``lethe_tools.audit.report`` are
-    written by the audit-checks work; until both modules are present the job
-    says so and writes the tables only. Once present, they are always called.
-    """
-    if any(
-        importlib.util.find_spec(name) is None
-        for name in ("lethe_tools.audit.checks", "lethe_tools.audit.report")
-    ):
-        say("checks and report are not installed yet: tables only")
-        return None, False
-    checks = importlib.import_module("lethe_tools.audit.checks")
-    report = importlib.import_module("lethe_tools.audit.report")
+) -> Findings:
+    """The checks over the written tables, then the report (HTML + JSON) in ``report_dir``."""
     say("running checks")
     findings = checks.run_all(spark, tables, now_ms)
     report.write(findings, report_dir)
     say(f"report written to {report_dir}")
-    return findings, True
+    return findings
 
 
 def run_job(
@@ -122,6 +107,6 @@ def run_job(
         read.release()
     tables = read_back(spark, out)
     result = JobResult(out, {name: frame.count() for name, frame in tables.items()})
-    report = report_dir if report_dir is not None else os.path.join(out, "report")
-    result.findings, result.checks_ran = run_checks(spark, tables, now_ms, report, say)
+    folder = report_dir if report_dir is not None else os.path.join(out, "report")
+    result.findings = run_checks(spark, tables, now_ms, folder, say)
     return result

@@ -108,7 +108,11 @@ def run(args: argparse.Namespace) -> int:
         spark.stop()
     for name, count in result.rows.items():
         print(f"{name}: {count} rows")
+    if result.findings is not None:
+        for check in result.findings.checks:
+            print(f"check {check.name}: {check.count} findings, {check.bytes} bytes")
     print(f"tables: {result.out}")
+    print(f"report: {args.report or result.out + '/report'}")
     if result.problems:
         print(f"problems: {result.problems} (see {result.out}/problems)")
     return EXIT_PROBLEMS if result.problems else 0
