@@ -190,7 +190,12 @@ class CleanerManager:
         checkpoints = self.read_checkpoints()
         found = []
         for key, log in self.compacted_logs():
-            candidate = self.log_to_clean(key, log, checkpoints.get(key), now_ms)
+            try:
+                candidate = self.log_to_clean(key, log, checkpoints.get(key), now_ms)
+            except Exception:  # Kafka: LogCleaningException -> markPartitionUncleanable
+                _log.exception("Failed to calculate log cleaning stats for partition %s", log.name)
+                self.mark_uncleanable(key)
+                continue
             if candidate.total_bytes <= 0:
                 continue
             ratio_ok = candidate.cleanable_ratio > _min_ratio(log)
