@@ -36,7 +36,7 @@ from lethe_tools.audit.checks import Findings
 from lethe_tools.audit.schemas import TABLES
 from lethe_tools.audit.tables import read_tables
 
-__all__ = ["SMALL_TABLES", "JobResult", "run_checks", "run_job", "write_tables"]
+__all__ = ["SMALL_TABLES", "JobResult", "default_report", "run_checks", "run_job", "write_tables"]
 
 #: Tables written as a single Parquet file (a handful of rows per partition or file).
 SMALL_TABLES = frozenset({"partitions", "segments", "checkpoints", "offsets", "problems"})
@@ -51,10 +51,17 @@ class JobResult:
     out: str
     rows: dict[str, int] = field(default_factory=dict)
     findings: Findings | None = None
+    report: str = ""
 
     @property
     def problems(self) -> int:
         return self.rows.get("problems", 0)
+
+
+def default_report(out: str) -> str:
+    """``OUT/report``; for an ``hdfs://``-style OUT a local ``lethe-audit-report`` (the
+    report is written by the driver with plain file I/O)."""
+    return os.path.abspath("lethe-audit-report") if "://" in out else os.path.join(out, "report")
 
 
 def write_tables(tables: dict[str, DataFrame], out: str, say: Say) -> None:
@@ -94,7 +101,7 @@ def run_job(
     say: Say = lambda text: None,
 ) -> JobResult:
     """The whole audit of ``paths`` into ``out``; see the module docstring."""
-    out = os.path.abspath(out)
+    out = out if "://" in out else os.path.abspath(out)  # hdfs://, s3a://: as given
     read = read_tables(spark, paths)
     say(f"decoding {', '.join(paths)}")
     try:
@@ -107,6 +114,6 @@ def run_job(
         read.release()
     tables = read_back(spark, out)
     result = JobResult(out, {name: frame.count() for name, frame in tables.items()})
-    folder = report_dir if report_dir is not None else os.path.join(out, "report")
-    result.findings = run_checks(spark, tables, now_ms, folder, say)
+    result.report = report_dir if report_dir is not None else default_report(out)
+    result.findings = run_checks(spark, tables, now_ms, result.report, say)
     return result

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         for check in result.findings.checks:
             print(f"check {check.name}: {check.count} findings, {check.bytes} bytes")
     print(f"tables: {result.out}")
-    print(f"report: {args.report or result.out + '/report'}")
+    print(f"report: {result.report}")
     if result.problems:
         print(f"problems: {result.problems} (see {result.out}/problems)")
     return EXIT_PROBLEMS if result.problems else 0
