@@ -55,11 +55,12 @@ TargetFactory = Callable[[Sequence[str]], Target]
 
 @dataclass(frozen=True, slots=True)
 class FaultSpec:
-    """A fault as the runner needs it: name, broken requirements, description."""
+    """A fault as the runner needs it: name, broken requirements, description, hook module."""
 
     name: str
     requirements: tuple[str, ...]
     description: str
+    where: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +133,7 @@ def known_fault_specs() -> list[FaultSpec]:
     """The reference broker's registered faults, in registry order."""
     from lethe_conformance.targets.embedded import known_faults  # noqa: PLC0415
 
-    return [FaultSpec(name, reqs, text) for name, (reqs, text) in known_faults().items()]
+    return [FaultSpec(name, *entry) for name, entry in known_faults().items()]
 
 
 def scenarios_for(

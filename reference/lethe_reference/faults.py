@@ -257,11 +257,100 @@ _ALL = (
     ),
     Fault(
         "retention-on-compact-topics",
-        ("KIP107-RET-1",),
+        ("KIP107-RET-1", "KIP534-TMB-5"),
         "retention/policies.py",
         "Time and size retention also run on compact-only topics, whose records should "
         "only go through compaction: the policy check is made once for all three rules "
-        "instead of only for retention.ms and retention.bytes.",
+        "instead of only for retention.ms and retention.bytes, and old segments holding "
+        "the latest value of their keys are deleted.",
+    ),
+    # --- KIP-534: the cleaner and delete horizons ---------------------------------------
+    Fault(
+        "cleaner-ignores-delete-retention",
+        ("KIP534-HZN-3", "KIP534-TMB-1", "KIP534-TMB-3"),
+        "cleaner/service.py",
+        "The cleaner gives tombstone batches the horizon 'now' instead of now + "
+        "delete.retention.ms (the topic's setting is not read through), so a tombstone "
+        "disappears at the next cleaning and consumers that were away miss the delete.",
+    ),
+    Fault(
+        "cleaner-forgets-active-producers",
+        ("KIP534-TXN-7",),
+        "cleaner/service.py",
+        "The cleaner does not know which producers are still active and removes the batch "
+        "holding a producer's last sequence when its records are superseded, instead of "
+        "keeping it empty; the producer's next append then fails the sequence check.",
+    ),
+    Fault(
+        "cleaner-ignores-min-compaction-lag",
+        ("KIP534-CLN-2",),
+        "cleaner/manager.py",
+        "The cleaner's dirty range ignores min.compaction.lag.ms and compacts records as "
+        "soon as their segment is inactive, removing superseded values a reader was "
+        "promised for that long.",
+    ),
+    # --- KIP-68: consumed retention ----------------------------------------------------------
+    Fault(
+        "consumed-retention-without-commits",
+        ("KIP68-MCO-2",),
+        "retention/consumed.py",
+        "A partition no group has committed for is taken as fully consumed (the minimum "
+        "over no groups defaulting to the high watermark), so consumed retention deletes "
+        "records nobody has read.",
+    ),
+    Fault(
+        "consumed-retention-past-committed-offset",
+        ("KIP68-RET-2", "KIP68-RET-8"),
+        "retention/consumed.py",
+        "Consumed retention deletes a segment once the committed offset has entered it "
+        "(its base offset is below the min committed offset) rather than passed it, losing "
+        "the unconsumed records at its end.",
+    ),
+    Fault(
+        "consumed-retention-ignores-age",
+        ("KIP68-RET-3",),
+        "retention/consumed.py",
+        "Consumed retention deletes consumed segments at once, without waiting for "
+        "retention.commitoffset.ms, reading the KIP's 'consumed' as the only condition.",
+    ),
+    # --- KIP-694: partition reduction ----------------------------------------------------
+    Fault(
+        "produce-accepted-on-read-only-partition",
+        ("KIP694-MODE-2",),
+        "handlers/produce.py",
+        "Produce ignores the partition mode and appends to a ReadOnly (or None) partition "
+        "that is about to be deleted, so acknowledged records are lost with it.",
+    ),
+    Fault(
+        "metadata-omits-partition-mode",
+        ("KIP694-META-1", "KIP694-META-2"),
+        "handlers/metadata.py",
+        "Metadata never reports a partition's mode (no tagged field 10694 in v9+, no "
+        "LEADER_NOT_AVAILABLE below v9), so clients keep producing to partitions being "
+        "removed.",
+    ),
+    # --- KIP-87: the tombstone flag ----------------------------------------------------------
+    Fault(
+        "tombstone-flag-cleared-on-recompression",
+        ("KIP87-BIT-5",),
+        "storage/log.py",
+        "The broker rebuilds a batch it recompresses (or converts) with record attributes "
+        "0, as Kafka does, even on a tombstone.flag.enable topic, so flagged tombstones "
+        "become ordinary records.",
+    ),
+    Fault(
+        "tombstone-flag-cleared-by-cleaner",
+        ("KIP87-BIT-5", "KIP87-CLN-5"),
+        "cleaner/service.py",
+        "The cleaner writes rebuilt batches with record attributes 0 and drops bit 0 of the "
+        "records it keeps, so a flagged tombstone kept until its horizon turns into a value.",
+    ),
+    Fault(
+        "tombstone-flag-ignored-by-cleaner",
+        ("KIP87-CLN-1", "KIP87-CLN-6"),
+        "cleaner/service.py",
+        "The cleaner keeps Kafka's null-value tombstone rule on a flag-enabled compacted "
+        "topic, so flagged tombstones never expire and the keys they delete stay forever.",
     ),
 )
 

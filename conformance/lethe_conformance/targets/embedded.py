@@ -172,6 +172,9 @@ class EmbeddedTarget:
             shutil.rmtree(self._log_dir, ignore_errors=True)
 
 
-def known_faults() -> dict[str, tuple[tuple[str, ...], str]]:
-    """The reference broker's deliberate faults: name -> (requirement IDs, description)."""
-    return {f.name: (f.requirements, f.description) for f in reference_faults.FAULTS.values()}
+def known_faults() -> dict[str, tuple[tuple[str, ...], str, str]]:
+    """The reference broker's deliberate faults: name -> (requirement IDs, description,
+    module of lethe_reference where it acts)."""
+    return {
+        f.name: (f.requirements, f.description, f.where) for f in reference_faults.FAULTS.values()
+    }

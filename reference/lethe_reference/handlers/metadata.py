@@ -54,6 +54,7 @@ from lethe_formats.protocol.messages.metadata import (
 from lethe_formats.protocol.schema import ZERO_UUID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
+from lethe_reference import faults
 from lethe_reference.handlers.authz import CLUSTER_OPERATIONS, OMITTED, TOPIC_OPERATIONS
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
@@ -91,7 +92,7 @@ def _partition(
         isr_nodes=(node,),
     )
     mode = info.mode(index)
-    if mode is PartitionMode.READ_WRITE:
+    if mode is PartitionMode.READ_WRITE or faults.active(broker, "metadata-omits-partition-mode"):
         return entry
     if version >= MODE_TAG_FROM:
         return replace(entry, mode=int(mode))

@@ -51,6 +51,7 @@ from lethe_formats.protocol.messages.produce import (
     TopicProduceResponse,
 )
 
+from lethe_reference import faults
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.partition_ops.append import (
@@ -143,7 +144,9 @@ def _append(
     if isinstance(found, ErrorCode):
         return PartitionAppend(found)
     mode = mode_of(broker, topic, partition)
-    if mode is not PartitionMode.READ_WRITE:
+    if mode is not PartitionMode.READ_WRITE and not faults.active(
+        broker, "produce-accepted-on-read-only-partition"
+    ):
         return PartitionAppend(ErrorCode.POLICY_VIOLATION, error_message=_NOT_WRITABLE.format(mode))
     result = append_to_partition(broker, found, records)
     if result.appended:

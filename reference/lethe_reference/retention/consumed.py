@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
+from lethe_reference import faults
 from lethe_reference.retention.deletable import deletable_segments, delete_segments
 from lethe_reference.storage.log import PartitionLog
 from lethe_reference.storage.segment import LogSegment
@@ -143,6 +144,8 @@ def no_committed_offsets() -> MinCommittedOffsets:
 def delete_consumed_segments(log: PartitionLog, min_committed_offset: int | None) -> int:
     """Run consumed retention on ``log`` (module docstring); returns segments deleted."""
     limit = consumed_retention_ms(log.settings)
+    if min_committed_offset is None and faults.active(log, "consumed-retention-without-commits"):
+        min_committed_offset = log.high_watermark
     if limit is None or min_committed_offset is None or not log.settings.delete:
         return 0
     bound = min(min_committed_offset, log.high_watermark)
@@ -150,6 +153,10 @@ def delete_consumed_segments(log: PartitionLog, min_committed_offset: int | None
 
     def consumed_and_old(segment: LogSegment, following: LogSegment | None) -> bool:
         upper = following.base_offset if following is not None else log.log_end_offset
+        if faults.active(log, "consumed-retention-past-committed-offset"):
+            upper = segment.base_offset + 1
+        if faults.active(log, "consumed-retention-ignores-age"):
+            return upper <= bound
         return upper <= bound and now - segment.largest_timestamp() > limit
 
     reason = f"consumed log retention {limit}ms breach below committed offset {bound}"
