@@ -46,7 +46,7 @@ import enum
 import logging
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -247,7 +247,9 @@ class PartitionLog:
             next_offset=self._next_offset,
             leader_epoch=leader_epoch,
             now_ms=now,
-            settings=self.settings,
+            settings=self.settings
+            if not faults.active(self, "tombstone-flag-cleared-on-recompression")
+            else replace(self.settings, tombstone_flag_enable=False),  # type: ignore[type-var]
             target_compression=self.settings.compression_type,
             topic_partition=self.name,
         )
