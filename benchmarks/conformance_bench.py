@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -64,11 +65,12 @@ _SLOWEST = 10
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """One timed process: seconds, exit status, and what it reported."""
+    """One timed process: wall seconds, exit status, what it reported, its CPU seconds."""
 
     seconds: float
     exit_status: int
     outcomes: dict[str, int] = field(default_factory=dict)
+    cpu_seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +127,17 @@ def cli_command(args: argparse.Namespace, report: Path, scenarios: Path | None) 
     return command
 
 
-def _timed(command: Sequence[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(
+    command: Sequence[str], cwd: Path
+) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """Wall seconds, CPU seconds (the process and its children: xdist workers, the broker
+    threads) and the finished process; a run that did not finish is a BenchError."""
+    cpu = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(
         list(command), cwd=cwd, capture_output=True, text=True, check=False, timeout=1800
@@ -134,7 +146,7 @@ def _timed(command: Sequence[str], cwd: Path) -> tuple[float, subprocess.Complet
     if done.returncode not in _FINISHED:
         tail = (done.stderr or done.stdout)[-2000:]
         raise BenchError(f"{' '.join(command)} exited {done.returncode}: {tail}")
-    return seconds, done
+    return seconds, _children_cpu() - cpu, done
 
 
 def pytest_outcomes(stdout: str) -> dict[str, int]:
@@ -154,8 +166,9 @@ def measure_pytest(args: argparse.Namespace, cwd: Path) -> Measured:
     command = pytest_command(args)
     runs = []
     for index in range(max(1, args.repeat)):
-        seconds, done = _timed(command, cwd)
-        runs.append(Run(round(seconds, 3), done.returncode, pytest_outcomes(done.stdout)))
+        seconds, cpu, done = _timed(command, cwd)
+        outcomes = pytest_outcomes(done.stdout)
+        runs.append(Run(round(seconds, 3), done.returncode, outcomes, round(cpu, 2)))
         print(f"  pytest -n {args.workers} run {index + 1}: {seconds:.1f} s", flush=True)
     shown = " ".join(["python -m pytest", *command[3:]])
     return Measured("pytest_xdist", f"pytest --lethe-embedded -n {args.workers}", shown, runs)
@@ -174,11 +187,12 @@ def measure_cli(args: argparse.Namespace, cwd: Path) -> tuple[Measured, dict[str
     for index in range(max(1, args.repeat)):
         folder = cwd / f"report-{index}"
         command = cli_command(args, folder, scenarios)
-        seconds, done = _timed(command, cwd)
+        seconds, cpu, done = _timed(command, cwd)
         report = json.loads((folder / "report.json").read_text())
         if not report.get("complete", False):
             raise BenchError(f"lethe conformance run left an incomplete report: {folder}")
-        runs.append(Run(round(seconds, 3), done.returncode, _scenario_outcomes(report)))
+        outcomes = _scenario_outcomes(report)
+        runs.append(Run(round(seconds, 3), done.returncode, outcomes, round(cpu, 2)))
         print(f"  lethe conformance run {index + 1}: {seconds:.1f} s", flush=True)
     shown = " ".join(["lethe conformance run --report DIR", *command[5:]])
     if scenarios is not None:
@@ -245,7 +259,9 @@ def _notes(
     notes = [
         "Each run is a fresh process started from an empty temporary directory; the figure is "
         "the median of the runs' wall seconds (interpreter start, imports, broker start, every "
-        "scenario and the report included).",
+        "scenario and the report included). CPU s is the process's and its children's user + "
+        "system time (xdist workers, the broker threads): far below the wall time, the run "
+        "waited, for CPUs other processes held or in the scenarios' polls.",
     ]
     if args.profile or args.scenario:
         notes.append(
@@ -279,14 +295,16 @@ def _markdown(result: dict[str, Any]) -> str:
         f"{machine['python']}. Load average {machine['loadavg_before']} before, "
         f"{machine['loadavg_after']} after.",
         "",
-        "| figure | command | median s | runs s | outcomes (last run) |",
-        "|---|---|---:|---|---|",
+        "| figure | command | median s | runs s | CPU s per run | outcomes (last run) |",
+        "|---|---|---:|---|---|---|",
     ]
     for fig in result["figures"].values():
         runs = ", ".join(f"{r['seconds']:.1f}" for r in fig["runs"])
+        cpu = ", ".join(f"{r['cpu_seconds']:.1f}" for r in fig["runs"])
         outcomes = ", ".join(f"{n} {k}" for k, n in sorted(fig["runs"][-1]["outcomes"].items()))
         lines.append(
-            f"| {fig['label']} | `{fig['command']}` | {fig['median']:.1f} | {runs} | {outcomes} |"
+            f"| {fig['label']} | `{fig['command']}` | {fig['median']:.1f} | {runs} | {cpu} | "
+            f"{outcomes} |"
         )
     lines += ["", "| target | required | measured | result |", "|---|---:|---:|---|"]
     for row in result["targets"]:

@@ -49,6 +49,7 @@ def test_tiny_run_times_both_commands_on_exactly_the_chosen_scenario(
     assert [(r["exit_status"], r["outcomes"]) for r in pytest_runs] == [(0, {"passed": 1})]
     assert [(r["exit_status"], r["outcomes"]) for r in cli_runs] == [(0, {"pass": 1})]
     assert result["figures"]["pytest_xdist"]["median"] == pytest_runs[0]["seconds"] > 0
+    assert all(r["cpu_seconds"] > 0 for r in pytest_runs + cli_runs)
     assert [row["scenario"] for row in result["slowest"]] == [SCENARIO]
 
 
