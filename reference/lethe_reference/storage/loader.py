@@ -29,8 +29,13 @@ Loading runs in Kafka's order:
    max(checkpointed, first segment's base offset)`` (kafka-facts 1.4); the
    leader-epoch cache is truncated after the LEO and from the log start offset.
 
+6. **Transactions.** The open and completed transactions are rebuilt by
+   replaying every batch (:func:`.transactions.rebuild`): they bound the last
+   stable offset. Kafka reads its producer-state ``.snapshot`` files and
+   replays what follows them; lethe leaves those files alone and replays all.
+
 A missing checkpoint entry is 0 (whole-log recovery; log start offset = the
-first segment's base). Producer-state ``.snapshot`` files are left alone.
+first segment's base).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from lethe_formats.model import BatchHeader, ControlType
 from lethe_formats.storage.filenames import (
     FileKind,
     FileNameError,
@@ -55,6 +61,7 @@ from lethe_reference.storage.log import PartitionLog, SegmentDeleter
 from lethe_reference.storage.segment import LogSegment
 from lethe_reference.storage.segments import LogSegments
 from lethe_reference.storage.settings import LogSettings
+from lethe_reference.storage.transactions import batches, rebuild
 
 __all__ = ["LoadParams", "load_log"]
 
@@ -219,4 +226,12 @@ def _finish(log: PartitionLog, params: LoadParams, log_end: int | None) -> Parti
         start = params.log_start_offset
     log.epoch_cache.truncate_from_end(end)
     log.epoch_cache.truncate_from_start(params.log_start_offset)
-    return log.restore_offsets(log_start_offset=start, recovery_point=recovery_point)
+    log.restore_offsets(log_start_offset=start, recovery_point=recovery_point)
+    log.transactions = rebuild(map(_batches, log.segments), start)
+    return log
+
+
+def _batches(segment: LogSegment) -> list[tuple[BatchHeader, ControlType | None]]:
+    """Every v2 batch header of ``segment`` with its marker type (step 6)."""
+    with segment.log.scan(0) as (entries, _scanner, data):
+        return list(batches(data, entries, str(segment.log.path)))

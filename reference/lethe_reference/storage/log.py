@@ -22,6 +22,9 @@ Four offsets describe a partition, always ordered
   written to disk then (the log manager checkpoints it periodically).
 * **recovery point**: everything below it was flushed; startup recovery
   re-scans only from the segment holding it.
+* **last stable offset**: the HW, or the first offset of the oldest undecided
+  transaction if lower; :attr:`PartitionLog.transactions` tracks them on append
+  and is rebuilt by the loader (:mod:`.transactions`).
 
 **Append** (``appendAsLeader``): validate and assign offsets without
 re-encoding (:mod:`.validator`), refuse appends larger than ``segment.bytes``,
@@ -42,62 +45,36 @@ Reads and lookups: :mod:`.log_reads`. Not task-safe: the caller holds the lock.
 
 from __future__ import annotations
 
-import enum
 import logging
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
 
 from lethe_formats.model import BatchHeader
-from lethe_formats.records.scan import LogScanner
+from lethe_formats.records.scan import LogScanner, ScannedEntry
 
 from lethe_reference import faults
 from lethe_reference.clock import Clock
 from lethe_reference.storage import errors
 from lethe_reference.storage.file_records import last_offset, max_timestamp
 from lethe_reference.storage.leader_epoch import LeaderEpochCache
+from lethe_reference.storage.log_types import (
+    AppendResult,
+    LogStartOffsetIncrementReason,
+    SegmentDeleter,
+)
 from lethe_reference.storage.segment import LogSegment
 from lethe_reference.storage.segment_state import RollParams
 from lethe_reference.storage.segments import LogSegments
 from lethe_reference.storage.settings import LogSettings, max_segment_ms
+from lethe_reference.storage.transactions import TransactionState, batches
 from lethe_reference.storage.validator import validate_and_assign_offsets
 
 __all__ = ["AppendResult", "LogStartOffsetIncrementReason", "PartitionLog", "SegmentDeleter"]
 
 _log = logging.getLogger(__name__)
 DELETED_SUFFIX = ".deleted"
-
-
-class LogStartOffsetIncrementReason(enum.Enum):
-    """Why the log start offset moved; the value is Kafka's log wording (kafka-facts 1.6)."""
-
-    LEADER_OFFSET_INCREMENTED = "leader offset increment"
-    SEGMENT_DELETION = "segment deletion"
-    CLIENT_RECORD_DELETION = "client delete records request"
-    SNAPSHOT_GENERATED = "snapshot generated"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class SegmentDeleter(Protocol):
-    """Removes ``.deleted`` segment files once ``due_ms`` has passed."""
-
-    def schedule(self, segments: Sequence[LogSegment], due_ms: int) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class AppendResult:
-    """What a ProduceResponse partition needs (``LogAppendInfo``)."""
-
-    first_offset: int
-    last_offset: int
-    #: The broker time of a LogAppendTime topic, else -1.
-    log_append_time: int
-    log_start_offset: int
-    max_timestamp: int
 
 
 class PartitionLog:
@@ -131,6 +108,8 @@ class PartitionLog:
         self._recovery_point = recovery_point
         self._next_offset = next_offset
         self._high_watermark = log_start_offset
+        #: Open and unreplicated transactions (the loader replaces it with a rebuilt one).
+        self.transactions = TransactionState()
 
     @classmethod
     def create(
@@ -190,8 +169,8 @@ class PartitionLog:
 
     @property
     def last_stable_offset(self) -> int:
-        """The HW: lethe tracks no open transactions yet (no producer state)."""
-        return self._high_watermark
+        """The HW, or the oldest undecided transaction's first offset if lower."""
+        return self.transactions.last_stable_offset(self._high_watermark, self._log_start_offset)
 
     @property
     def recovery_point(self) -> int:
@@ -207,6 +186,7 @@ class PartitionLog:
     def update_high_watermark(self, offset: int) -> int:
         """Set the HW, clamped to ``[log start offset, LEO]``; returns the new HW."""
         self._high_watermark = min(max(offset, self._log_start_offset), self._next_offset)
+        self.transactions.on_high_watermark_updated(self._high_watermark)
         return self._high_watermark
 
     def maybe_increment_high_watermark(self, offset: int) -> bool:
@@ -216,6 +196,7 @@ class PartitionLog:
         if offset <= self._high_watermark:
             return False
         self._high_watermark = offset
+        self.transactions.on_high_watermark_updated(offset)
         return True
 
     def maybe_increment_log_start_offset(
@@ -231,6 +212,8 @@ class PartitionLog:
             return False
         self._log_start_offset = offset
         self._high_watermark = max(self._high_watermark, offset)
+        self.transactions.on_log_start_offset_incremented(offset)
+        self.transactions.on_high_watermark_updated(self._high_watermark)
         self._recovery_point = max(self._recovery_point, offset)
         _log.info("[%s] Incremented log start offset to %d due to %s", self.name, offset, reason)
         if not faults.active(self, "epoch-cache-not-truncated"):
@@ -266,6 +249,7 @@ class PartitionLog:
             shallow_offset_of_max_timestamp=batch.shallow_offset_of_max_timestamp,
         )
         self._next_offset = batch.last_offset + 1
+        self._track_transactions(segment, batch.records, LogScanner(batch.records))
         return AppendResult(
             batch.first_offset,
             batch.last_offset,
@@ -309,7 +293,15 @@ class PartitionLog:
             shallow_offset_of_max_timestamp=best_offset,
         )
         self._next_offset = last + 1
+        self._track_transactions(segment, records, entries)
         return AppendResult(first, last, -1, self._log_start_offset, best_ts)
+
+    def _track_transactions(
+        self, segment: LogSegment, data: bytes, entries: Iterable[ScannedEntry]
+    ) -> None:
+        """Open/close transactions; an ABORT goes to ``segment``'s ``.txnindex``."""
+        for aborted in self.transactions.track(batches(data, entries, self.name)):
+            segment.append_aborted_txn(aborted)
 
     def _check_segment_size(self, size: int) -> None:
         if size > self.settings.segment_bytes:
