@@ -14,6 +14,11 @@ Theory of operation
   returned: consumers skip them. It never passes the start of the batch that
   holds the upper bound, and reads on into later segments when the floor
   segment has nothing at or after the offset.
+* a read_committed read (which stops at the last stable offset) also lists the
+  aborted transactions overlapping ``[fetch offset, U)``, U being the first
+  offset-index entry past the bytes read, else the next segment's base offset,
+  else the LEO (``LocalLog.addAbortedTransactions``), from the ``.txnindex``
+  files (:func:`collect_aborted_transactions`).
 
 **ListOffsets** (:func:`fetch_offset_by_timestamp` is ``UnifiedLog.
 fetchOffsetByTimestamp``; :func:`offset_for_timestamp` adds the partition's
@@ -158,7 +163,8 @@ def read(
         if found is not None:
             aborted: tuple[AbortedTxn, ...] = ()
             if isolation is FetchIsolation.TXN_COMMITTED:
-                aborted = collect_aborted_transactions(log, fetch_offset, upper)
+                bound = _aborted_upper_bound(log, segment, found.position, len(found.records))
+                aborted = collect_aborted_transactions(log, fetch_offset, bound, segment)
             return FetchData(fetch_offset, found.records, found.first_entry_incomplete, aborted)
         segment = log.segments.higher(segment.base_offset)
     return FetchData(fetch_offset)
@@ -172,17 +178,33 @@ def _max_position(segment: LogSegment, upper_base: int, upper_position: int) -> 
     return None
 
 
+def _aborted_upper_bound(log: PartitionLog, segment: LogSegment, position: int, size: int) -> int:
+    """``LocalLog.addAbortedTransactions``' bound: the first offset-index entry past
+    the bytes read, else the next segment's base offset, else the LEO."""
+    bound = segment.state.offset_index.fetch_upper_bound_offset(position, size)
+    if bound is not None:
+        return bound
+    following = log.segments.higher(segment.base_offset)
+    return log.log_end_offset if following is None else following.base_offset
+
+
 def collect_aborted_transactions(
-    log: PartitionLog, start_offset: int, upper_bound: int
+    log: PartitionLog, start_offset: int, upper_bound: int, first: LogSegment | None = None
 ) -> tuple[AbortedTxn, ...]:
-    """Aborted transactions overlapping ``[start_offset, upper_bound)`` (txn indexes)."""
+    """Aborted transactions overlapping ``[start_offset, upper_bound)``
+    (``collectAbortedTransactions``): the ``.txnindex`` entries from segment
+    ``first`` (default: the floor segment of ``start_offset``) on, until an entry
+    whose last stable offset reaches ``upper_bound``, since every transaction
+    aborted later started at or after that offset."""
     found: list[AbortedTxn] = []
-    for segment in log.segments.covering(start_offset, max(upper_bound, start_offset + 1)):
-        found += [
-            txn
-            for txn in segment.aborted_txns
-            if txn.last_offset >= start_offset and txn.first_offset < upper_bound
-        ]
+    segment = first if first is not None else log.segments.floor(start_offset)
+    while segment is not None:
+        for txn in segment.aborted_txns:
+            if txn.last_offset >= start_offset and txn.first_offset < upper_bound:
+                found.append(txn)
+            if txn.last_stable_offset >= upper_bound:
+                return tuple(found)
+        segment = log.segments.higher(segment.base_offset)
     return tuple(found)
 
 

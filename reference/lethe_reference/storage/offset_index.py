@@ -108,6 +108,13 @@ class OffsetIndex:
             return OffsetPosition(self.base_offset, 0)
         return OffsetPosition(self.base_offset + self._relative[slot], self._positions[slot])
 
+    def fetch_upper_bound_offset(self, start_position: int, fetch_size: int) -> int | None:
+        """The offset of the first entry at or past ``start_position + fetch_size``
+        (``fetchUpperBoundOffset``): surely beyond a read of that size, though not
+        the smallest such offset; None when no entry lies that far."""
+        slot = bisect.bisect_left(self._positions, start_position + fetch_size)
+        return None if slot == len(self._positions) else self.base_offset + self._relative[slot]
+
     def truncate_to(self, offset: int) -> None:
         """Remove every entry whose offset is >= ``offset``."""
         keep = bisect.bisect_left(self._relative, offset - self.base_offset)
