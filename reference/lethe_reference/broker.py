@@ -8,7 +8,10 @@ drives it:
 
 * ``startup()`` formats or reads ``meta.properties`` (cluster id, node id),
   loads the log directory through the :class:`~lethe_reference.storage.log_manager.LogManager`,
-  rebuilds the topic registry from it and queues the periodic tasks;
+  rebuilds the topic registry from it and queues the periodic tasks; every
+  partition then becomes leader with this broker its only in-sync replica, so
+  its HW (read from ``replication-offset-checkpoint``) rises to its LEO
+  (``Partition.makeLeader`` -> ``maybeIncrementLeaderHW``);
 * handlers read and change state through it (``create_topic``, ``delete_topic``,
   ``create_partitions``, ``set_topic_configs``, ``set_config``, ``log``);
 * the driver calls :meth:`Broker.run_due` whenever :meth:`Broker.next_due_ms`
@@ -155,6 +158,8 @@ class Broker:
             self.log_manager.update_settings(info.name)  # in case rebuild dropped overrides
             for partition in range(info.partitions):
                 self.log_manager.create_log(info.name, partition, topic_id=info.topic_id)
+        for log in self.log_manager.logs.values():  # makeLeader: the ISR is this broker
+            log.maybe_increment_high_watermark(log.log_end_offset)
         self._schedule_periodic_tasks()
         partition_deletion.start(self)  # KIP-694 check, when delete.topic.partition.enable
         group_runtime.start(self)  # load __consumer_offsets, restart session timers
