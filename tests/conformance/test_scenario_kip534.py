@@ -47,12 +47,7 @@ FRESH_TARGET = frozenset({"kip534-cleaner-checkpoint-file-exists"})
 
 #: Scenarios the reference broker fails although their expectation is Kafka's: genuine
 #: broker defects, each with the reason (strict: a fixed one makes its test fail).
-KNOWN_REFERENCE_FAILURES: dict[str, str] = {
-    "kip534-open-transaction-last-stable-offset": "the log's last stable offset is its high "
-    "watermark (storage/log.py: open transactions are not tracked), so Fetch and ListOffsets "
-    "under read_committed ignore an open transaction; Kafka answers its first offset (the "
-    "cleaner, which finds the open transaction itself, stops there as Kafka does)",
-}
+KNOWN_REFERENCE_FAILURES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
