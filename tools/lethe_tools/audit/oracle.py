@@ -171,7 +171,7 @@ def _rows(out_dir: str, table: str, columns: Sequence[str]) -> list[dict[str, An
 
 def _create(conn: sqlite3.Connection, name: str, columns: Sequence[str]) -> None:
     extra = ["dir"] if name in _DIR_OF else []
-    conn.execute(f"CREATE TABLE {name} ({', '.join([*columns, *extra])})")
+    conn.execute(f"CREATE TABLE {name}_raw ({', '.join([*columns, *extra])})")
 
 
 def _insert(
@@ -185,17 +185,27 @@ def _insert(
         found = tuple(row[c] for c in columns)
         return (*found, os.path.dirname(row[source])) if source else found
 
-    conn.executemany(f"INSERT INTO {name} ({', '.join(names)}) VALUES ({marks})", map(values, rows))
+    conn.executemany(
+        f"INSERT INTO {name}_raw ({', '.join(names)}) VALUES ({marks})", map(values, rows)
+    )
 
 
 def load(out_dirs: Sequence[str | os.PathLike[str]]) -> sqlite3.Connection:
-    """An in-memory database of the tables under each ``out_dirs`` entry, views created."""
+    """An in-memory database of the tables under each ``out_dirs`` entry, views created.
+
+    Rows are de-duplicated per table, so overlapping outputs (the same log dir
+    audited twice) describe each record once.
+    """
     conn = sqlite3.connect(":memory:")
     for name, (_, columns) in _SOURCES.items():
         _create(conn, name, columns)
     for out in out_dirs:
         for name, (table, columns) in _SOURCES.items():
             _insert(conn, name, columns, _rows(os.fspath(out), table, columns))
+    for name in _SOURCES:
+        # A row is a fact about a file: the same row from two outputs is one fact.
+        conn.execute(f"CREATE TABLE {name} AS SELECT DISTINCT * FROM {name}_raw")
+        conn.execute(f"DROP TABLE {name}_raw")
     conn.executescript(_VIEWS)
     return conn
 
