@@ -222,3 +222,22 @@ def test_crash_after_rename_to_swap_completes_the_swap(tmp_path: Path, clock: Ma
     assert (reloaded.directory / "00000000000000000000.log").read_bytes() == cleaned.log  # type: ignore[attr-defined]
     assert not list(reloaded.directory.glob("*.swap"))
     assert not (reloaded.directory / "00000000000000000002.log").exists()
+
+
+def test_groups_over_segment_bytes_become_separate_cleaned_segments(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    # each 1-record segment is ~70 bytes; segment.bytes 150 puts at most two in a group
+    manager = _manager(tmp_path, clock, segment_bytes="150")
+    log = manager.create_log(*KEY)
+    for index, key in enumerate([b"a", b"b", b"c", b"d", b"e"]):
+        _append(log, key, b"1", T0 + index)
+        log.roll()
+    log.update_high_watermark(log.log_end_offset)
+    assert log.segments.base_offsets == [0, 1, 2, 3, 4, 5]
+    assert LogCleaner(manager, broker_config()).clean_now() == 1
+    assert log.segments.base_offsets == [0, 2, 4, 5]
+    names = sorted(p.name for p in log.directory.glob("*.log"))
+    assert names == [f"{b:020d}.log" for b in (0, 2, 4, 5)]
+    deleted = sorted(p.name for p in log.directory.glob("*.log.deleted"))
+    assert deleted == [f"{b:020d}.log.deleted" for b in (0, 1, 2, 3, 4)]
