@@ -45,7 +45,12 @@ pre{white-space:pre-wrap;background:#f8f8f8;padding:.6em;font-size:13px}
 
 
 def _time(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    """``ms`` as a UTC date; a value outside Python's calendar (``--now`` is any long) as is."""
+    try:
+        stamp = datetime.fromtimestamp(ms / 1000, UTC)
+    except (OverflowError, ValueError, OSError):
+        return f"{ms} ms since the epoch"
+    return stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + f" UTC ({ms} ms)"
 
 
 def _cell(value: Any) -> str:
