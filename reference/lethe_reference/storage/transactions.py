@@ -37,11 +37,11 @@ applies the batches of one append and returns those entries; the log writes them
 ``.snapshot`` files and replays the batches after the snapshot. lethe writes
 no snapshots, so it replays every batch of every segment, oldest first; batches
 below the log start offset in the first segment count, as the snapshot taken
-before a DeleteRecords would. Open transactions of producers whose last data
-batch lies below the log start offset are dropped, as Kafka drops such
-producers when it loads a snapshot (``isProducerRetained``). The known gap: a
-transaction whose first batches went with a deleted segment is seen to start
-at its first batch still on disk (Kafka's snapshot remembers the real start).
+before a DeleteRecords would (Kafka 4.0 keeps such producers: its snapshot
+load drops only expired ones, and a producer with an open transaction never
+expires). The known gap: a transaction whose first batches went with a deleted
+segment is seen to start at its first batch still on disk (Kafka's snapshot
+remembers the real start, which the log start offset then bounds).
 """
 
 from __future__ import annotations
@@ -82,8 +82,6 @@ class TransactionState:
         self._ongoing: dict[int, int] = {}
         #: first offset -> (producer id, marker offset) of a completed, unreplicated one.
         self._unreplicated: dict[int, tuple[int, int]] = {}
-        #: producer id -> last offset of its last data batch (for :meth:`drop_unretained`).
-        self._last_data: dict[int, int] = {}
 
     @property
     def ongoing(self) -> Mapping[int, int]:
@@ -112,7 +110,6 @@ class TransactionState:
         if pid < 0:  # ``hasProducerId``: NO_PRODUCER_ID (-1) carries no state
             return None
         if not header.is_control:
-            self._last_data[pid] = header.last_offset
             if header.is_transactional and pid not in self._current:
                 self._current[pid] = header.base_offset
                 self._ongoing[header.base_offset] = pid
@@ -156,12 +153,6 @@ class TransactionState:
         unstable = self.first_unstable_offset(log_start_offset)
         return unstable if unstable is not None and unstable < high_watermark else high_watermark
 
-    def drop_unretained(self, log_start_offset: int) -> None:
-        """After a rebuild: forget open transactions of producers whose last data
-        batch lies below the log start offset (``isProducerRetained``)."""
-        for pid in [p for p in self._current if self._last_data.get(p, -1) < log_start_offset]:
-            self._ongoing.pop(self._current.pop(pid), None)
-
 
 def marker_type(data: Buffer, entry: ScannedEntry, file: str | None = None) -> ControlType | None:
     """COMMIT or ABORT for a control batch holding that marker, else None.
@@ -198,6 +189,5 @@ def rebuild(
     state = TransactionState()
     for segment in segments:
         state.track(segment)
-    state.drop_unretained(log_start_offset)
     state.on_log_start_offset_incremented(log_start_offset)
     return state
