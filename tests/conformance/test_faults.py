@@ -12,6 +12,9 @@ every fault has its hook where it says, and conformance/FAULTS.md lists them.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +44,7 @@ from lethe_reference.config.describe import describe_broker_configs
 from lethe_reference.server.defaults import broker_config
 from lethe_reference.storage.log import PartitionLog
 from lethe_reference.storage.settings import StorageSettings
+from lethe_tools.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "reference" / "lethe_reference"
@@ -232,3 +236,32 @@ def test_a_scenario_failing_without_the_fault_detects_nothing() -> None:
 
     assert not FaultResult(spec, (failing,), sound=frozenset()).detected
     assert FaultResult(spec, (failing,), sound=frozenset({"s"})).detected
+
+
+# --- lethe conformance faults ----------------------------------------------------------------
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["conformance", "faults", *argv])
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_the_faults_command_prints_the_table_and_writes_reports(tmp_path: Path) -> None:
+    status, out, _ = _cli("--fault", "fetch-above-log-end-empty", "--report", str(tmp_path))
+    assert status == 0
+    assert re.search(r"^fetch-above-log-end-empty\s+yes\s+kip107-fetch-bounds", out, re.M)
+    assert "1 of 1 faults detected (targeted)" in out
+    data = json.loads((tmp_path / "faults.json").read_text())
+    assert data["complete"] and data["detected"] == 1 and data["total"] == 1
+    assert "**1 of 1 faults detected**" in (tmp_path / "faults.md").read_text()
+
+
+def test_the_faults_command_refuses_an_unknown_fault_in_one_line(tmp_path: Path) -> None:
+    status, out, err = _cli("--fault", "nope", "--report", str(tmp_path))
+    assert status == 2 and out == ""
+    assert err.strip() == (
+        "lethe conformance faults: --fault: unknown fault 'nope' (see conformance/FAULTS.md)"
+    )
+    assert json.loads((tmp_path / "faults.json").read_text())["complete"] is False
