@@ -18,7 +18,7 @@ consumed retention (KIP68-MCO-2).
 A live segment is *consumed* when the next segment's base offset (the log end
 offset for the last one) is at or below the min committed offset
 (KIP68-RET-2); *old* when ``now`` minus its largest timestamp (its file
-modification time when it has none) is greater than
+modification time when it has none, i.e. null or -1 as for magic 0 data) is greater than
 ``AuditOptions.consumed_retention_ms`` (KIP68-RET-3). The active segment
 counts when it holds records (KIP68-RET-6: Kafka rolls it first). Consumed
 retention deletes only the prefix of segments that are both (KIP68-RET-4).
@@ -109,7 +109,11 @@ def _segments(ctx: CheckContext) -> DataFrame:
     logs = min_committed(ctx.tables, ctx.logs).select(*LOG_KEYS, "log_end", "min_committed")
     segments = live_segments(ctx.tables).join(logs, LOG_KEYS)
     next_base = F.coalesce(F.lead("base_offset").over(order), F.col("log_end"))
-    newest = F.coalesce(F.col("max_timestamp"), F.col("modified_ms"))
+    # Kafka's LogSegment.largestTimestamp: the max timestamp when there is one (>= 0;
+    # magic 0 data and empty segments have -1 or none), else the file's mtime.
+    newest = F.when(F.col("max_timestamp") >= 0, F.col("max_timestamp")).otherwise(
+        F.col("modified_ms")
+    )
     consumed = F.col("next_base") <= F.col("min_committed")
     old = (lit_long(ctx.now_ms) - newest) > lit_long(ctx.options.consumed_retention_ms)
     nonempty_if_active = ~F.col("is_active") | (F.col("record_count") > 0)
