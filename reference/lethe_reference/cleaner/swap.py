@@ -14,7 +14,9 @@ Kafka takes, each of which the loader can finish or undo after a crash
     3. the new segment enters the segment map; each replaced segment leaves it
        (unless it has the new segment's base offset: the map entry is simply
        overwritten) and its files are renamed *.deleted and handed to the
-       deleter, which removes them file.delete.delay.ms later
+       deleter, which removes them file.delete.delay.ms later; so is the
+       producer snapshot named after a segment that is gone for good
+       (<base>.snapshot -> <base>.snapshot.deleted, ``deleteProducerSnapshots``)
        crash -> the loader completes the swap: every ordinary file inside the
        .swap segment's offset range goes, the .swap suffix is dropped
     4. rename  *.swap -> the plain names; fsync the directory
@@ -88,10 +90,13 @@ def replace_segments(
         segment.change_file_suffixes(CLEANED_SUFFIX, SWAP_SUFFIX)
         log.segments.add(segment)
     first_base = fresh[0].base_offset
+    replaced = {segment.base_offset for segment in fresh}
     for segment in doomed:
         if segment.base_offset != first_base:
             log.segments.remove(segment.base_offset)
         segment.change_file_suffixes(segment.suffix, DELETED_SUFFIX)
+        if segment.base_offset not in replaced:
+            _retire_snapshot(segment)
     if log.deleter is None:
         for segment in doomed:
             segment.delete_files()
@@ -102,6 +107,16 @@ def replace_segments(
         segment.change_file_suffixes(SWAP_SUFFIX, "")
     if log.durable:
         _fsync_dir(log.directory)
+
+
+def _retire_snapshot(segment: LogSegment) -> None:
+    """``deleteProducerSnapshots``: the producer snapshot named after a segment that
+    is gone (not replaced) is renamed ``.deleted`` and removed with its files."""
+    snapshot = segment.directory / segment_file_name(segment.base_offset, FileKind.SNAPSHOT)
+    if snapshot.exists():
+        target = snapshot.with_name(snapshot.name + DELETED_SUFFIX)
+        os.replace(snapshot, target)
+        segment.extra_files.append(target)
 
 
 def _fsync_dir(directory: Path) -> None:

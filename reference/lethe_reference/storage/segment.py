@@ -76,6 +76,9 @@ class LogSegment:
         self.suffix = suffix
         #: True when an index file was missing or failed its checks on open.
         self.needs_recovery = needs_recovery
+        #: Files removed together with this segment's (a replaced segment's producer
+        #: snapshot renamed ``.snapshot.deleted`` by the cleaner's swap).
+        self.extra_files: list[Path] = []
 
     # --- construction -----------------------------------------------------------------
 
@@ -312,14 +315,17 @@ class LogSegment:
         self.suffix = new
 
     def delete_files(self) -> None:
-        """Close and remove all four files (missing ones are fine)."""
+        """Close and remove all four files and :attr:`extra_files` (missing ones are fine)."""
         self.log.close()
         for kind in (FileKind.LOG, *_INDEX_KINDS):
             self.path(kind).unlink(missing_ok=True)
+        for path in self.extra_files:
+            path.unlink(missing_ok=True)
 
     def file_paths(self) -> list[Path]:
-        """Paths of the files that exist now."""
-        return [p for p in map(self.path, (FileKind.LOG, *_INDEX_KINDS)) if p.exists()]
+        """Paths of the files that exist now (:attr:`extra_files` included)."""
+        own = [p for p in map(self.path, (FileKind.LOG, *_INDEX_KINDS)) if p.exists()]
+        return own + [p for p in self.extra_files if p.exists()]
 
 
 def _assign_recovered_epoch(assign_epoch: EpochAssigner, header: BatchHeader) -> None:

@@ -78,6 +78,21 @@ def test_replaced_segments_wait_as_deleted_files(pass0_cleaner: LogCleaner) -> N
     assert log.segments.base_offsets == [0, 15]
 
 
+def test_snapshots_of_removed_segments_go_as_in_kafkas_pass1(pass0_cleaner: LogCleaner) -> None:
+    pass0_cleaner.clean_now()
+    directory = pass0_cleaner.log_manager.log_dir / f"{TOPIC}-0"
+    # pass1 keeps the snapshots 15 and 16; those of the removed segments 4-13 wait as .deleted
+    kafka = sorted(p.name for p in partition_dir("pass1").glob("*.snapshot"))
+    assert sorted(p.name for p in directory.glob("*.snapshot")) == kafka
+    waiting = sorted(p.name for p in directory.glob("*.snapshot.deleted"))
+    assert waiting == [f"{b:020d}.snapshot.deleted" for b in (4, 7, 10, 13)]
+    manager = pass0_cleaner.log_manager
+    assert isinstance(manager.clock, ManualClock)
+    manager.clock.advance(int(golden_topic_overrides()["file.delete.delay.ms"]))
+    manager.delete_due_files()
+    assert not list(directory.glob("*.snapshot.deleted"))
+
+
 def test_deleted_files_go_after_file_delete_delay(pass0_cleaner: LogCleaner) -> None:
     pass0_cleaner.clean_now()
     manager = pass0_cleaner.log_manager
