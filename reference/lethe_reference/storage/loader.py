@@ -33,6 +33,10 @@ Loading runs in Kafka's order:
    replaying every batch (:func:`.transactions.rebuild`): they bound the last
    stable offset. Kafka reads its producer-state ``.snapshot`` files and
    replays what follows them; lethe leaves those files alone and replays all.
+   A segment recovered in step 3 or 4 gets the ``.txnindex`` the replay
+   produced for it, as Kafka's ``LogSegment.recover`` rebuilds it from the
+   producer state; other segments keep theirs (a cleaned segment's entries
+   are not reproducible by a replay).
 
 A missing checkpoint entry is 0 (whole-log recovery; log start offset = the
 first segment's base).
@@ -45,13 +49,14 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from lethe_formats.model import BatchHeader, ControlType
+from lethe_formats.model import AbortedTxn, BatchHeader, ControlType
 from lethe_formats.storage.filenames import (
     FileKind,
     FileNameError,
     SegmentFileName,
     parse_segment_file_name,
 )
+from lethe_formats.storage.txn_index import encode_txn_index
 
 from lethe_reference import faults
 from lethe_reference.clock import Clock
@@ -128,7 +133,7 @@ def _complete_swaps(directory: Path, swaps: list[Path], settings: LogSettings, n
 
 
 def _open_segments(
-    directory: Path, settings: LogSettings, now: int, epochs: LeaderEpochCache
+    directory: Path, settings: LogSettings, now: int, epochs: LeaderEpochCache, recovered: set[int]
 ) -> LogSegments:
     """Pass 4: open every segment, delete orphan indexes, rebuild broken indexes."""
     segments = LogSegments()
@@ -143,31 +148,34 @@ def _open_segments(
         if segment.needs_recovery:
             _log.warning("Rebuilding the indexes of %s", segment.log.path)
             segment.recover(epochs.assign_if_newer)
+            recovered.add(base)
         segments.add(segment)
     return segments
 
 
 def _recover(
-    log_segments: LogSegments, params: LoadParams, epochs: LeaderEpochCache
+    log_segments: LogSegments, params: LoadParams, epochs: LeaderEpochCache, recovered: set[int]
 ) -> list[LogSegment]:
     """Recover segments from the recovery point on; return the ones to delete."""
     if params.had_clean_shutdown or len(log_segments) == 0:
         return []
     unflushed = log_segments.covering(params.recovery_point, 2**63 - 1)
     for index, segment in enumerate(unflushed):
+        recovered.add(segment.base_offset)
         if segment.recover(epochs.assign_if_newer) > 0:
             _log.warning("Corruption found in segment %s; later ones deleted", segment)
             return unflushed[index + 1 :]
     return []
 
 
-def _log_end(segments: LogSegments, epochs: LeaderEpochCache) -> int:
+def _log_end(segments: LogSegments, epochs: LeaderEpochCache, recovered: set[int]) -> int:
     """The LEO; an active segment with a torn tail is recovered even after a clean
     shutdown (lethe's addition: Kafka trusts the marker, lethe never serves a tear)."""
     end, whole = segment_reads.scan_tail(segments.active)
     if not whole:
         _log.warning("Torn tail in %s despite a clean shutdown; recovering it", segments.active)
         segments.active.recover(epochs.assign_if_newer)
+        recovered.add(segments.active.base_offset)
         end = segment_reads.read_next_offset(segments.active)
     return end
 
@@ -186,11 +194,12 @@ def load_log(
     now = clock.now_ms()
     _complete_swaps(directory, _remove_temp_files(directory), settings, now)
     epochs = LeaderEpochCache.load(directory)
-    segments = _open_segments(directory, settings, now, epochs)
-    doomed = _recover(segments, params, epochs)
+    recovered: set[int] = set()
+    segments = _open_segments(directory, settings, now, epochs, recovered)
+    doomed = _recover(segments, params, epochs, recovered)
     for segment in doomed:
         segments.remove(segment.base_offset)
-    log_end = _log_end(segments, epochs) if len(segments) else None
+    log_end = _log_end(segments, epochs, recovered) if len(segments) else None
     if log_end is not None and log_end < params.log_start_offset:
         doomed += list(segments)
         segments.clear()
@@ -212,10 +221,12 @@ def load_log(
     log.remove_and_delete_segments(doomed)
     if len(segments) == 0:
         segments.add(log.new_segment(params.log_start_offset))
-    return _finish(log, params, log_end)
+    return _finish(log, params, log_end, recovered)
 
 
-def _finish(log: PartitionLog, params: LoadParams, log_end: int | None) -> PartitionLog:
+def _finish(
+    log: PartitionLog, params: LoadParams, log_end: int | None, recovered: set[int]
+) -> PartitionLog:
     end = log.log_end_offset
     clean = params.had_clean_shutdown and log_end is not None
     recovery_point = end if clean else min(params.recovery_point, end)
@@ -227,8 +238,22 @@ def _finish(log: PartitionLog, params: LoadParams, log_end: int | None) -> Parti
     log.epoch_cache.truncate_from_end(end)
     log.epoch_cache.truncate_from_start(params.log_start_offset)
     log.restore_offsets(log_start_offset=start, recovery_point=recovery_point)
-    log.transactions = rebuild(map(_batches, log.segments), start)
+    log.transactions, aborted = rebuild(map(_batches, log.segments), start)
+    for segment, entries in zip(log.segments, aborted, strict=True):
+        if segment.base_offset in recovered and entries != segment.aborted_txns:
+            _rewrite_txn_index(segment, entries)
     return log
+
+
+def _rewrite_txn_index(segment: LogSegment, entries: list[AbortedTxn]) -> None:
+    """A recovered segment's ``.txnindex`` as the replay rebuilt it (step 6)."""
+    _log.warning("Rebuilt the transaction index of %s", segment.log.path)
+    segment.aborted_txns[:] = entries
+    path = segment.path(FileKind.TXN_INDEX)
+    if entries:
+        path.write_bytes(encode_txn_index(entries))
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _batches(segment: LogSegment) -> list[tuple[BatchHeader, ControlType | None]]:

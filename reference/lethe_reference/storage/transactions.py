@@ -34,8 +34,10 @@ golden transactions: producer 0, 6, 9, 10). :meth:`TransactionState.track`
 applies the batches of one append and returns those entries; the log writes them.
 
 **Rebuild on load** (:func:`rebuild`): Kafka restores producer state from its
-``.snapshot`` files and replays the batches after the snapshot. lethe writes
-no snapshots, so it replays every batch of every segment, oldest first; batches
+``.snapshot`` files and replays the batches after the snapshot; a segment it
+recovers gets its ``.txnindex`` rebuilt by that replay, batch by batch
+(``LogSegment.recover``). lethe writes no snapshots, so it replays every batch
+of every segment, oldest first, and reports each segment's entries; batches
 below the log start offset in the first segment count, as the snapshot taken
 before a DeleteRecords would (Kafka 4.0 keeps such producers: its snapshot
 load drops only expired ones, and a producer with an open transaction never
@@ -184,10 +186,11 @@ def batches(
 
 def rebuild(
     segments: Iterable[Iterable[tuple[BatchHeader, ControlType | None]]], log_start_offset: int
-) -> TransactionState:
-    """Replay every segment's batches, oldest first (module docstring)."""
+) -> tuple[TransactionState, list[list[AbortedTxn]]]:
+    """Replay every segment's batches, oldest first, one batch at a time as
+    ``LogSegment.recover`` does (module docstring); also return, per segment,
+    the ``.txnindex`` entries that replay writes."""
     state = TransactionState()
-    for segment in segments:
-        state.track(segment)
+    aborted = [[txn for batch in segment for txn in state.track([batch])] for segment in segments]
     state.on_log_start_offset_incremented(log_start_offset)
-    return state
+    return state, aborted

@@ -246,3 +246,26 @@ def test_a_producers_transaction_holds_the_lso_until_its_marker_is_replicated(
     assert log.last_stable_offset == 1  # the marker at 4 is not below the HW (4) yet
     log.maybe_increment_high_watermark(5)
     assert log.last_stable_offset == 5
+
+
+@pytest.mark.parametrize("clean", [True, False])
+def test_recovery_rebuilds_a_lost_txnindex_from_the_log(
+    tmp_path: Path, clock: ManualClock, clean: bool
+) -> None:
+    """LogSegment.recover resets the segment's .txnindex and rebuilds it from the
+    producer state; a segment not recovered keeps what it has (here: nothing)."""
+    directory = tmp_path / "golden-txn-0"
+    directory.mkdir()
+    for path in TXN_DIR.glob("*"):
+        if path.suffix in (".log", ".index", ".timeindex"):
+            shutil.copy(path, directory / path.name)
+    params = LoadParams(recovery_point=0, log_start_offset=0, had_clean_shutdown=clean)
+    log = load_log(directory, SETTINGS, params, clock=clock, durable=False)
+    rebuilt = directory / "00000000000000000009.txnindex"
+    if clean:
+        assert not rebuilt.exists()
+    else:
+        assert rebuilt.read_bytes() == (TXN_DIR / "00000000000000000009.txnindex").read_bytes()
+        segment = log.segments.get(9)
+        assert segment is not None and segment.aborted_txns == [GOLDEN_ABORT]
+    assert sorted(p.name for p in directory.glob("*.txnindex")) == ([] if clean else [rebuilt.name])
