@@ -16,8 +16,10 @@ Where a fault acts, the code asks one question::
         ...wrong behaviour...
 
 ``scope`` is whatever the code at that place holds: the :class:`Broker` or its
-:class:`BrokerConfig` (handlers), or a storage object that lives in a log
-directory (``LogManager``: ``.log_dir``; ``PartitionLog``: ``.directory``).
+:class:`BrokerConfig` (handlers), a storage object that lives in a log
+directory (``LogManager``: ``.log_dir``; ``PartitionLog``: ``.directory``), or
+the path of a file in a partition directory, as a string (the pure cleaner
+knows only the segment file it reads; ``None`` there means no faults).
 Storage never sees the broker config, so the broker *binds* its log directory
 to its faults when it is built (:func:`bind`), and storage objects are looked
 up by the log directory they live in. With no fault bound anywhere, the query
@@ -289,6 +291,22 @@ _ALL = (
         "soon as their segment is inactive, removing superseded values a reader was "
         "promised for that long.",
     ),
+    Fault(
+        "cleaner-drops-tombstones-at-once",
+        ("KIP534-TMB-1", "KIP534-HZN-3"),
+        "cleaner/filter.py",
+        "The cleaner treats every tombstone as past its delete horizon and removes the "
+        "latest tombstone of a key at the first cleaning, so a consumer that had read the "
+        "old value never learns it was deleted.",
+    ),
+    Fault(
+        "cleaner-horizon-reset-every-cleaning",
+        ("KIP534-HZN-4", "KIP534-HZN-9"),
+        "cleaner/filter.py",
+        "Each cleaning stamps a new horizon (now + delete.retention.ms) on every batch "
+        "keeping a tombstone, even one that already has a horizon, so tombstones live as "
+        "long as the log keeps being cleaned more often than delete.retention.ms.",
+    ),
     # --- KIP-68: consumed retention ----------------------------------------------------------
     Fault(
         "consumed-retention-without-commits",
@@ -401,6 +419,8 @@ def active(scope: object, name: str) -> bool:
 
 
 def _log_dir_of(scope: object) -> Path | None:
+    if isinstance(scope, str):  # <log dir>/<topic>-<partition>/<file>
+        return Path(scope).parent.parent
     log_dir = getattr(scope, "log_dir", None)
     if isinstance(log_dir, Path):
         return log_dir

@@ -163,9 +163,12 @@ def test_storage_objects_see_the_faults_bound_to_their_log_dir(tmp_path: Path) -
     log = PartitionLog.create(tmp_path / "t-0", StorageSettings(), clock=ManualClock(0))
     assert not faults.active(log, "segments-deleted-at-once")
     faults.bind(tmp_path, BrokerConfig({"lethe.faults": "segments-deleted-at-once"}))
+    segment_file = str(tmp_path / "t-0" / "00000000000000000000.log")  # the cleaner's scope
     try:
         assert faults.active(log, "segments-deleted-at-once")
+        assert faults.active(segment_file, "segments-deleted-at-once")
         assert not faults.active(log, "retention-not-prefix")
+        assert not faults.active(None, "segments-deleted-at-once")
     finally:
         faults.bind(tmp_path, BrokerConfig())
     assert not faults.active(log, "segments-deleted-at-once")
@@ -181,7 +184,7 @@ def test_describe_configs_lists_lethe_faults_only_when_set() -> None:
 
 @pytest.mark.parametrize("fault", list(faults.FAULTS.values()), ids=lambda f: f.name)
 def test_each_fault_acts_at_one_hook_where_its_entry_says(fault: faults.Fault) -> None:
-    hook = re.compile(r'faults\.active\(\s*\w+,\s*"' + re.escape(fault.name) + '"')
+    hook = re.compile(r'faults\.active\(\s*[\w.]+,\s*"' + re.escape(fault.name) + '"')
     found = [
         p.relative_to(REFERENCE).as_posix()
         for p in REFERENCE.rglob("*.py")

@@ -49,6 +49,7 @@ from lethe_formats.model import (
 from lethe_formats.records.builder import build_empty_batch
 from lethe_formats.records.scan import Buffer, ScannedEntry
 
+from lethe_reference import faults
 from lethe_reference.cleaner.entries import (
     CleanerCorruptError,
     iter_entries,
@@ -203,6 +204,8 @@ def _filter_v2(
     if retention == _DELETE:
         return
     base, horizon = header.base_offset, header.delete_horizon_ms
+    if faults.active(ctx.file, "cleaner-drops-tombstones-at-once"):
+        horizon = ctx.now_ms
     kept: list[tuple[Record, int, int]] = []  # (record, offset, timestamp)
     tombstones = False
     for record in records:
@@ -241,6 +244,8 @@ def _write_v2(
     wants_horizon: bool,
 ) -> None:
     need_horizon = wants_horizon and header.delete_horizon_ms is None
+    if faults.active(ctx.file, "cleaner-horizon-reset-every-cleaning"):
+        need_horizon = wants_horizon
     if len(kept) == header.records_count and not need_horizon:
         size = header.size_in_bytes
         out.output += data[entry.position : entry.position + size]
