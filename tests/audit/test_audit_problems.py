@@ -1,6 +1,6 @@
 """A corrupt log dir: every fault is a problems row (file, position, field), and the job finishes.
 
-A copy of ``fixtures/golden/codecs`` is damaged in five ways at once; batch
+A copy of ``fixtures/golden/codecs`` is damaged in six ways at once; batch
 positions come from Kafka's ``dump.txt`` and field offsets from the v2 batch
 layout (crc at byte 17 of a batch). The job must write every table and
 count the problems; the CLI's exit status for that is tested in
@@ -10,12 +10,14 @@ test_audit_cli.py.
 from __future__ import annotations
 
 import shutil
+import struct
 from pathlib import Path
 from typing import Any
 
 import pytest
 from audit_support import batch_lines, dump_sections, table_rows
 from conftest import GOLDEN, NOW_MS
+from lethe_formats.crc import crc32c
 
 CASE = GOLDEN / "codecs"
 PARTITION = "golden-codecs-0"
@@ -35,6 +37,10 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # 1. flip a byte inside the records of the second batch of the first segment
     first = bytearray((part / f"{FIRST}.log").read_bytes())
     first[_positions(FIRST)[1] + 70] ^= 0x5A
+    # 6. the first batch (uncompressed, 6 records) claims 7 records, with a valid CRC
+    end = _positions(FIRST)[1]
+    struct.pack_into(">i", first, 57, 7)
+    struct.pack_into(">I", first, 17, crc32c(bytes(first[21:end])))
     (part / f"{FIRST}.log").write_bytes(bytes(first))
     # 2. tear the second segment 30 bytes into its second batch
     second = (part / f"{SECOND}.log").read_bytes()
@@ -116,3 +122,17 @@ def test_an_unreadable_checkpoint_and_a_stray_directory_are_problems(
         "discover",
         "directory name",
     )
+
+
+def test_records_that_do_not_decode_are_a_problem_even_with_a_valid_crc(
+    audited: Any, damaged: Path
+) -> None:
+    path = str(damaged / PARTITION / f"{FIRST}.log")
+    end = _positions(FIRST)[1]
+    rows = [p for p in _problems(audited) if p["file"] == path and p["stage"] == "records"]
+    assert len(rows) == 1
+    assert 61 <= rows[0]["position"] <= end  # the 7th record would start at the end
+    batches = [b for b in table_rows(audited[0], "batches") if b["file"] == path]
+    assert [(b["records_count"], b["crc_ok"]) for b in batches if b["position"] == 0] == [(7, True)]
+    records = [r for r in table_rows(audited[0], "records") if r["file"] == path]
+    assert [r for r in records if r["batch_position"] == 0] == []

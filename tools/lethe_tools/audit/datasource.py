@@ -29,13 +29,15 @@ fill in). Each task (``read()``) decodes its items with
 :func:`lethe_tools.audit.decode.decode_item` and yields Arrow record batches
 built column-wise from the row buffers; nothing is converted row by row.
 
-The ``audit`` level returns one DataFrame whose columns are the eight tables,
-each a nullable struct with that table's schema; a row has exactly one
-non-null column. The job reads the files once this way, caches the result,
-and splits it with ``where(col(t).isNotNull()).select(f"{t}.*")``
-(:mod:`lethe_tools.audit.tables`). Any single table level returns that table's
-schema directly; faults met there are dropped except at ``problems`` and
-``audit`` (they never fail the read).
+The ``audit`` level returns one DataFrame whose columns are the tables but
+``records``, each a nullable struct with that table's schema; a row has
+exactly one non-null column. Segments are decoded to the last record there
+(problems, offsets) without building records rows. The job reads the files
+once this way, caches the result (small: about one row per batch), splits it
+with ``where(col(t).isNotNull()).select(f"{t}.*")``, and writes the records
+table from its own ``records`` read (:mod:`lethe_tools.audit.tables`). Any
+single table level returns that table's schema directly; faults met there are
+dropped except at ``problems`` and ``audit`` (they never fail the read).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -57,11 +60,13 @@ from lethe_tools.audit.discover import Item, discover
 from lethe_tools.audit.rows import Columns, Tables
 from lethe_tools.audit.schemas import TABLES
 
-__all__ = ["AUDIT_SCHEMA", "LEVELS", "KafkaLogDataSource", "plan", "register"]
+__all__ = ["AUDIT_SCHEMA", "AUDIT_TABLES", "LEVELS", "KafkaLogDataSource", "plan", "register"]
 
 FORMAT = "kafka-log"
-#: The ``audit`` level's schema: one nullable struct column per table.
-AUDIT_SCHEMA = StructType([StructField(name, schema, True) for name, schema in TABLES.items()])
+#: Tables the ``audit`` level returns (records has its own read: see tables.py).
+AUDIT_TABLES = tuple(name for name in TABLES if name != "records")
+#: The ``audit`` level's schema: one nullable struct column per table but records.
+AUDIT_SCHEMA = StructType([StructField(name, TABLES[name], True) for name in AUDIT_TABLES])
 LEVELS = ("audit", *TABLES)
 _SMALL_FILE_COST = 64 * 1024  # planning weight of an index/checkpoint: opening costs too
 _DEFAULT_PARTITION_BYTES = 128 * 1024 * 1024
@@ -72,12 +77,12 @@ _ITEMS: dict[str, tuple[frozenset[str] | None, str]] = {
     "records": (frozenset({"log"}), "records"),
     "batches": (frozenset({"log"}), "batches"),
     "segments": (frozenset({"log"}), "batches"),
-    "offsets": (frozenset({"log"}), "records"),
+    "offsets": (frozenset({"log"}), "validate"),
     "indexes": (frozenset({"index", "timeindex", "txnindex"}), "batches"),
     "checkpoints": (frozenset({"checkpoint", "leader-epoch"}), "batches"),
     "partitions": (frozenset({"partition"}), "batches"),
-    "problems": (None, "records"),
-    "audit": (None, "records"),
+    "problems": (None, "validate"),
+    "audit": (None, "validate"),
 }
 
 
@@ -164,7 +169,9 @@ class KafkaLogReader(DataSourceReader):
     def _flush(self, out: Tables) -> Iterator[pa.RecordBatch]:
         if self.level == "audit":
             for columns in out.all():
-                if columns.count:
+                if columns.table not in AUDIT_TABLES:
+                    columns.take()
+                elif columns.count:
                     yield _union_batch(columns)
             return
         for columns in out.all():
@@ -180,8 +187,14 @@ def _arrow_schema(table: str) -> pa.Schema:
 
 def _table_batch(columns: Columns) -> pa.RecordBatch:
     schema = _arrow_schema(columns.table)
-    data = columns.take()
-    arrays = [pa.array(data[f.name], type=f.type) for f in schema]
+    data, runs = columns.take()
+    arrays = []
+    for field in schema:
+        values = pa.array(data[field.name], type=field.type)
+        lengths = runs.get(field.name)
+        if lengths is not None:  # one value per run: repeat each by its run length
+            values = values.take(np.repeat(np.arange(len(lengths)), lengths))
+        arrays.append(values)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 

@@ -12,13 +12,24 @@ segment never holds more than one flush worth of rows in memory.
 Segments are memory-mapped and walked with lethe's fast path
 (``lethe_formats.records.scan``): :class:`LogScanner` for the entry headers and
 their CRCs (C, at CRC speed), ``decode_records`` / ``decode_legacy_inner`` for
-the records of each entry when the level is ``records``. Per entry::
+the records of each entry at the deep levels. Three levels (:data:`LEVELS`)::
+
+    batches   headers + CRC only               batches, segments rows; scan/CRC problems
+    validate  + every record decoded           + record problems, offsets rows (no records rows)
+    records   + every record decoded           + records rows
+
+Per entry::
 
     entry header -> batches row            (always)
     CRC mismatch -> problems row           (ChecksumError, field crc)
-    records      -> records rows           (level "records"; control type decoded)
+    records      -> problems row if they do not decode; records rows (level records)
     __consumer_offsets records -> offsets rows (offsets.offset_rows)
     scan end     -> segments row           (+ problems row for the error that ended it)
+
+Building a row per record is the expensive part (decoding in C is a tenth
+of it), so the job decodes twice rather than building records rows it does
+not need: ``validate`` for everything but the records table, ``records`` for
+that table alone (:mod:`lethe_tools.audit.tables`).
 
 Nothing here may fail a task: every error, typed or not, becomes a problems
 row naming file, position, field and the error class; the item is then
@@ -51,14 +62,19 @@ from lethe_tools.audit.rows import Columns, Tables, problem_row
 
 __all__ = ["LEVELS", "Columns", "Tables", "decode_item", "key_hash"]
 
-#: "batches": entry headers only (CRC verified); "records": every record too.
-LEVELS = ("batches", "records")
+#: How deep a segment is decoded; see the module docstring.
+LEVELS = ("batches", "validate", "records")
 _CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
+_blake = hashlib.blake2b
+
+
 def key_hash(key: bytes | None) -> str | None:
-    """The records table's key hash: BLAKE2b with an 8-byte digest, as hex; null key -> None."""
-    return None if key is None else hashlib.blake2b(key, digest_size=8).hexdigest()
+    """The records table's key hash: BLAKE2b with an 8-byte digest, as hex; null key -> None.
+
+    (Inlined in the per-batch loop below; this is the definition.)"""
+    return None if key is None else _blake(key, digest_size=8).hexdigest()
 
 
 def _codec(attributes: int) -> str:
@@ -113,6 +129,7 @@ class _SegmentDecoder:
     def __init__(self, item: Item, level: str, out: Tables) -> None:
         self.item = item
         self.records = level == "records"
+        self.deep = level in ("validate", "records")
         self.out = out
         self.summary = _Segment()
         self.data: Any = b""
@@ -215,7 +232,7 @@ class _SegmentDecoder:
         )
         if not crc_ok:
             self._crc_problem(pos, header.crc, (pos + 21, pos + header.size_in_bytes), 2)
-        if self.records:
+        if self.deep:
             self._v2_records(entry, header, horizon)
 
     def _v2_records(self, entry: ScannedEntry, header: BatchHeader, horizon: int | None) -> None:
@@ -227,7 +244,11 @@ class _SegmentDecoder:
             return
         if not records:
             return
-        _append_records(self, pos, header, records, horizon)
+        if self.records:
+            _append_records(self, pos, header, records, horizon)
+            return
+        if header.attributes & 0x20:
+            self.control_types(records, pos)  # validated for its problems rows
         if item.topic == CONSUMER_OFFSETS_TOPIC:
             rows, errors = offset_rows(item.path, item.partition or 0, header, records)
             for row in rows:
@@ -322,7 +343,7 @@ def _append_records(
         batch_position=pos,
         offset=[base + record.offset_delta for record in records],
         timestamp=timestamps,
-        key_hash=[key_hash(key) for key in keys],
+        key_hash=[None if key is None else _blake(key, digest_size=8).hexdigest() for key in keys],
         key_size=[-1 if key is None else len(key) for key in keys],
         value_size=[-1 if value is None else len(value) for value in values],
         is_tombstone=[value is None for value in values],

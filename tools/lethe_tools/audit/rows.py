@@ -25,22 +25,50 @@ from lethe_formats.errors import FormatError
 from lethe_tools.audit.discover import Item
 from lethe_tools.audit.schemas import TABLES
 
-__all__ = ["Columns", "Tables", "problem_row"]
+__all__ = ["RUN_COLUMNS", "Columns", "Tables", "problem_row"]
+
+
+#: Columns that are constant within a batch: stored as runs (value, length), so a
+#: batch of 500 records appends one value instead of 500 (see Columns.extend).
+RUN_COLUMNS: dict[str, frozenset[str]] = {
+    "records": frozenset(
+        {
+            "topic",
+            "partition",
+            "file",
+            "segment_base_offset",
+            "batch_position",
+            "is_control",
+            "magic",
+            "is_transactional",
+            "producer_id",
+            "delete_horizon",
+        }
+    ),
+}
 
 
 class Columns:
-    """The rows of one table so far, one list per column."""
+    """The rows of one table so far, one list per column.
+
+    A column in :data:`RUN_COLUMNS` keeps one value per run in ``data`` and the
+    run lengths in ``runs``; every other column keeps one value per row.
+    """
 
     def __init__(self, table: str) -> None:
         self.table = table
         self.names = tuple(TABLES[table].fieldNames())
+        self.run_names = RUN_COLUMNS.get(table, frozenset())
         self.data: dict[str, list[Any]] = {name: [] for name in self.names}
+        self.runs: dict[str, list[int]] = {name: [] for name in self.run_names}
         self.count = 0
 
     def add(self, row: tuple[Any, ...]) -> None:
         """Append one row given in schema order."""
-        for column, value in zip(self.data.values(), row, strict=True):
-            column.append(value)
+        for name, value in zip(self.names, row, strict=True):
+            self.data[name].append(value)
+            if name in self.run_names:
+                self.runs[name].append(1)
         self.count += 1
 
     def extend(self, count: int, **columns: Any) -> None:
@@ -48,17 +76,23 @@ class Columns:
         for name in self.names:
             value = columns[name]
             if isinstance(value, list):
+                if name in self.run_names:
+                    raise ValueError(f"{self.table}.{name} takes one value per batch")
                 self.data[name].extend(value)
+            elif name in self.run_names:
+                self.data[name].append(value)
+                self.runs[name].append(count)
             else:
                 self.data[name].extend([value] * count)
         self.count += count
 
-    def take(self) -> dict[str, list[Any]]:
-        """The buffered columns; the buffer starts empty again."""
-        data = self.data
+    def take(self) -> tuple[dict[str, list[Any]], dict[str, list[int]]]:
+        """The buffered values and run lengths; the buffer starts empty again."""
+        data, runs = self.data, self.runs
         self.data = {name: [] for name in self.names}
+        self.runs = {name: [] for name in self.run_names}
         self.count = 0
-        return data
+        return data, runs
 
 
 class Tables:

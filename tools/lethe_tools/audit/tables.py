@@ -2,15 +2,19 @@
 
 Theory of operation
 -------------------
-The ``kafka-log`` source at level ``audit`` decodes every discovered file once
-and returns a DataFrame with one nullable struct column per table (exactly one
-non-null per row). It is persisted (memory, spilling to disk), so writing the
-eight tables reads the files once, not eight times::
+The ``kafka-log`` source at level ``audit`` decodes every discovered file
+(segments to the last record, for their problems and committed offsets) and
+returns a DataFrame with one nullable struct column per table but records
+(exactly one non-null per row). It is persisted (memory, spilling to disk), so
+writing seven tables reads the files once, not seven times; it is small, about
+one row per batch. The records table, a row per record, is read on its own
+and goes straight to Parquet without a cache::
 
     kafka-log(level=audit) --persist--> union
-        union.where(records IS NOT NULL).select("records.*")   -> records
+        union.where(batches IS NOT NULL).select("batches.*")   -> batches
         ...                                                    -> each table
         partitions LEFT JOIN pivot(checkpoints)                 -> partitions
+    kafka-log(level=records)                                    -> records
 
 The partitions rows decoded in tasks leave the four checkpoint columns null:
 root checkpoint files are separate files, decoded by other tasks, so their
@@ -25,8 +29,8 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
 
-from lethe_tools.audit.datasource import FORMAT, absolute
-from lethe_tools.audit.schemas import PARTITIONS, TABLES
+from lethe_tools.audit.datasource import AUDIT_TABLES, FORMAT, absolute
+from lethe_tools.audit.schemas import PARTITIONS
 
 __all__ = ["CHECKPOINT_COLUMNS", "AuditRead", "read_tables", "with_checkpoints"]
 
@@ -43,11 +47,12 @@ _KEYS = ["logdir", "topic", "partition"]
 class AuditRead:
     """The persisted union read and the tables split from it."""
 
-    def __init__(self, union: DataFrame) -> None:
+    def __init__(self, union: DataFrame, records: DataFrame) -> None:
         self.union = union
         self.tables: dict[str, DataFrame] = {
-            name: union.where(F.col(name).isNotNull()).select(f"{name}.*") for name in TABLES
+            name: union.where(F.col(name).isNotNull()).select(f"{name}.*") for name in AUDIT_TABLES
         }
+        self.tables["records"] = records
         self.tables["partitions"] = with_checkpoints(
             self.tables["partitions"], self.tables["checkpoints"]
         )
@@ -63,14 +68,15 @@ def read_tables(
     min_partitions: int | None = None,
     partition_bytes: int | None = None,
 ) -> AuditRead:
-    """Discover ``paths`` and return the persisted read with its eight tables."""
-    reader = spark.read.format(FORMAT).option("level", "audit").option("paths", absolute(paths))
+    """Discover ``paths`` and return the persisted read with the eight tables."""
+    reader = spark.read.format(FORMAT).option("paths", absolute(paths))
     parallelism = spark.sparkContext.defaultParallelism
     reader = reader.option("minPartitions", str(min_partitions or 2 * parallelism))
     if partition_bytes is not None:
         reader = reader.option("partitionBytes", str(partition_bytes))
-    union = reader.load().persist(StorageLevel.MEMORY_AND_DISK)
-    return AuditRead(union)
+    union = reader.option("level", "audit").load().persist(StorageLevel.MEMORY_AND_DISK)
+    records = reader.option("level", "records").load()
+    return AuditRead(union, records)
 
 
 def with_checkpoints(partitions: DataFrame, checkpoints: DataFrame) -> DataFrame:
