@@ -118,7 +118,6 @@ _LOG = [
     ConfigKey("log.message.timestamp.before.max.ms", _L, LONG_MAX, _at_least(0)),
     ConfigKey("log.message.timestamp.after.max.ms", _L, 60 * 60 * 1000, _at_least(0)),
     ConfigKey("log.dir.failure.timeout.ms", _L, 30000, _at_least(1)),
-    ConfigKey("log.initial.task.delay.ms", _L, 30000, _at_least(0)),
     ConfigKey("log.local.retention.ms", _L, -2, _at_least(-2)),
     ConfigKey("log.local.retention.bytes", _L, -2, _at_least(-2)),
     ConfigKey("remote.log.storage.system.enable", _B, False),
@@ -169,7 +168,11 @@ _REPLICATION_AND_COORDINATORS = [
 ]
 
 # lethe's own: deliberate faults for the conformance kit (lethe_reference/faults.py).
-_INTERNAL = [ConfigKey(FAULTS_CONFIG, _LIST, (), ValidList(tuple(FAULTS)))]
+# Kafka's own internal configs (``defineInternal``) sit here too.
+_INTERNAL = [
+    ConfigKey(FAULTS_CONFIG, _LIST, (), ValidList(tuple(FAULTS))),
+    ConfigKey("log.initial.task.delay.ms", _L, 30000, _at_least(0)),
+]
 #: Like Kafka's ``defineInternal`` configs: DescribeConfigs lists them only when set.
 INTERNAL_BROKER_CONFIGS: frozenset[str] = frozenset(key.name for key in _INTERNAL)
 
