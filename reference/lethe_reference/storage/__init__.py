@@ -16,6 +16,9 @@ from the submodules. Layers, bottom up::
     leader_epoch               leader-epoch cache + leader-epoch-checkpoint
     log, log_reads             PartitionLog (UnifiedLog): append, roll, HW, log start
                                offset, flush; Fetch reads and ListOffsets lookups
+    log_types                  the log's edge types (AppendResult, deleter, reasons)
+    transactions               open/completed transactions (producer state): the last
+                               stable offset and the .txnindex entries of aborts
     loader                     startup: temp files, swaps, recovery (LogLoader)
     log_manager                a log dir: partitions, root checkpoints, shutdown
     settings, errors           the config the engine reads; typed Kafka errors
