@@ -16,9 +16,11 @@ settled before the session starts:
   which cannot import lethe, pyarrow or pandas of this environment. Set only
   when not set already, so a cluster's own setting wins.
 * **Network and noise**: ``SPARK_LOCAL_IP=127.0.0.1`` for local masters
-  (no host-name warning, no listening on other interfaces); log4j is set to
-  ``ERROR`` via ``spark.log.level`` and Spark's own console progress bar is off
-  (the job prints its own, :mod:`lethe_tools.audit.progress`).
+  (no host-name warning, no listening on other interfaces; local masters also
+  get no web UI and 8 shuffle partitions instead of 200); the driver's log4j
+  is set to ``ERROR`` (a small properties file in the temp dir, and
+  ``spark.log.level``), and Spark's own console progress bar is off (the job
+  prints its own, :mod:`lethe_tools.audit.progress`).
 """
 
 from __future__ import annotations
@@ -141,10 +143,11 @@ def start_session(
         .config("spark.log.level", "ERROR")
         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log4j_file()}")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "8")
     )
+    if master.startswith("local"):  # one machine: no web UI, few shuffle partitions
+        builder = builder.config("spark.ui.enabled", "false")
+        builder = builder.config("spark.sql.shuffle.partitions", "8")
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
