@@ -32,9 +32,11 @@ here that happens lazily, on the next check, which nobody can tell apart.
 Limits (documented, not hidden): state lives in memory only (Kafka snapshots
 it to ``.snapshot`` files), so after a restart every producer is unknown and
 may continue at any sequence; producer ids never expire
-(``producer.id.expiration.ms``); transaction state (``currentTxnFirstOffset``,
-INVALID_TXN_STATE) is not tracked because this broker has no transaction
-coordinator.
+(``producer.id.expiration.ms``). Open transactions (``currentTxnFirstOffset``)
+are tracked by storage for the last stable offset
+(:mod:`lethe_reference.storage.transactions`); the INVALID_TXN_STATE check (a
+non-transactional batch while the producer's transaction is open) is not made,
+as this broker has no transaction coordinator.
 """
 
 from __future__ import annotations
