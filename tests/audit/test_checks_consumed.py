@@ -29,6 +29,7 @@ from checks_support import (
 )
 from conftest import NOW_MS
 from lethe_tools.audit.checks import consumed as check
+from lethe_tools.audit.checks import run_check
 
 EARLY_MS = ORDERS_TS - 1
 
@@ -40,7 +41,8 @@ def env(spark: Any, audit_out: tuple[Path, Any], tmp_path_factory: pytest.TempPa
 
 @pytest.fixture(scope="module")
 def late(env: Env) -> Any:
-    return check.run(env.context(NOW_MS))
+    """The check's output as run_all collects it (findings, per-topic reclaimable bytes)."""
+    return run_check(check, env.context(NOW_MS))[1]
 
 
 def test_min_committed_offsets_are_the_groups_latest_commits(env: Env) -> None:
@@ -79,8 +81,9 @@ def test_delete_records_at_the_min_committed_offset_reclaims_the_same_segments(
 
 
 def test_an_early_now_deletes_nothing(env: Env) -> None:
-    early = check.run(env.context(EARLY_MS))
+    early = run_check(check, env.context(EARLY_MS))[1]
     assert under(rows(early.findings), env.dirs["orders"]) == []
+    assert "golden-orders" not in early.reclaimable["consumed_retention"]
     assert consumed_segments(env.dirs["orders"], min_committed(env.dirs["orders"]), EARLY_MS) == {}
 
 

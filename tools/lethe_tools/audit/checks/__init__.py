@@ -5,7 +5,10 @@ Theory of operation
 :func:`run_all` computes the live logs once (:func:`.frames.live_logs`), runs
 every check of :data:`CHECKS` in order and collects, per check, the number of
 findings, the bytes and records they cover, a bounded sample (ordered by
-topic, partition, offset so reports are stable) and the check's metrics. The
+topic, partition, offset so reports are stable) and the check's metrics
+(counts per message kind and bytes per topic come from the same grouped
+aggregation as the totals: each check costs its own collects, one grouped
+job and one sample job). The
 definitions are the check modules' docstrings; the report prints them beside
 the figures so a reader knows exactly what was counted.
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
@@ -48,23 +52,42 @@ def _definition(module: ModuleType) -> str:
     return rest.strip() or doc
 
 
+def _grouped(output: CheckOutput, frame: DataFrame) -> list[dict[str, Any]]:
+    """Findings counted and summed per (kind, topic): one Spark job for every figure."""
+    pattern = output.kind_pattern
+    kind = F.regexp_extract("message", pattern, 1) if pattern else F.lit("")
+    rows = (
+        frame.groupBy(kind.alias("kind"), F.col("topic"))
+        .agg(F.count(F.lit(1)).alias("n"), F.sum("bytes").alias("b"), F.sum("records").alias("r"))
+        .collect()
+    )
+    return [row.asDict() for row in rows]
+
+
 def _collect(module: ModuleType, output: CheckOutput, sample_rows: int) -> CheckResult:
     frame = output.findings.cache()
-    totals = frame.agg(
-        F.count(F.lit(1)).alias("n"), F.sum("bytes").alias("b"), F.sum("records").alias("r")
-    ).first()
+    groups = _grouped(output, frame)
     ordered = frame.orderBy("topic", "partition", "offset", "file", "position", "message")
-    samples = [row.asDict() for row in ordered.limit(sample_rows).collect()]
+    samples = [row.asDict() for row in ordered.limit(sample_rows).collect()] if groups else []
     frame.unpersist()
+    metrics = {k: v for k, v in output.metrics.items() if k != "tombstone_ages"}
+    for kind, name in output.kinds.items():
+        metrics[name] = sum(int(g["n"] or 0) for g in groups if g["kind"] == kind)
+    if output.reclaim_as is not None:
+        by_topic: dict[str, int] = {}
+        for g in groups:
+            topic = str(g["topic"])
+            by_topic[topic] = by_topic.get(topic, 0) + int(g["b"] or 0)
+        output.reclaimable[output.reclaim_as] = by_topic
     return CheckResult(
         name=module.NAME,
         title=module.TITLE,
         definition=_definition(module),
-        count=int(totals["n"] or 0) if totals else 0,
-        bytes=int(totals["b"] or 0) if totals else 0,
-        records=int(totals["r"] or 0) if totals else 0,
+        count=sum(int(g["n"] or 0) for g in groups),
+        bytes=sum(int(g["b"] or 0) for g in groups),
+        records=sum(int(g["r"] or 0) for g in groups),
         samples=samples,
-        metrics={k: v for k, v in output.metrics.items() if k != "tombstone_ages"},
+        metrics=metrics,
     )
 
 

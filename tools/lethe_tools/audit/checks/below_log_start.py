@@ -30,7 +30,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
 
-from lethe_tools.audit.checks.context import CheckContext, CheckOutput, per_topic_sum
+from lethe_tools.audit.checks.context import CheckContext, CheckOutput
 from lethe_tools.audit.checks.frames import (
     LOG_KEYS,
     findings_frame,
@@ -93,12 +93,16 @@ def pending_deleted(tables: dict[str, DataFrame]) -> DataFrame:
 def run(ctx: CheckContext) -> CheckOutput:
     """Findings plus the segment metrics of the module docstring."""
     reclaimable = reclaimable_segments(ctx.tables, ctx.logs)
-    totals = reclaimable.agg(F.count(F.lit(1)).alias("n"), F.sum("size").alias("b")).first()
+    per_topic = (
+        reclaimable.groupBy("topic")
+        .agg(F.count(F.lit(1)).alias("n"), F.sum("size").alias("b"))
+        .collect()
+    )
     pending = pending_deleted(ctx.tables).agg(F.sum("size").alias("b")).first()
     metrics: dict[str, object] = {
-        "segments_reclaimable": int(totals["n"] or 0) if totals else 0,
-        "segment_bytes_reclaimable": int(totals["b"] or 0) if totals else 0,
+        "segments_reclaimable": sum(int(row["n"]) for row in per_topic),
+        "segment_bytes_reclaimable": sum(int(row["b"] or 0) for row in per_topic),
         "pending_deleted_bytes": int(pending["b"] or 0) if pending else 0,
     }
-    by_topic = per_topic_sum(reclaimable, "size")
+    by_topic = {row["topic"]: int(row["b"] or 0) for row in per_topic}
     return CheckOutput(findings(ctx.tables, ctx.logs), metrics, {"below_log_start": by_topic})

@@ -156,8 +156,6 @@ def run(ctx: CheckContext) -> CheckOutput:
     return CheckOutput(
         frame,
         {"partitions_with_commits": partitions},
-        {
-            "consumed_retention": per_topic_sum(frame, "bytes"),
-            "delete_records": per_topic_sum(by_delete_records, "size"),
-        },
+        {"delete_records": per_topic_sum(by_delete_records, "size")},
+        reclaim_as="consumed_retention",
     )

@@ -5,6 +5,13 @@ the shared :func:`~.frames.live_logs` frame, computed once) and returns its
 findings frame, a few named metrics already collected to the driver, and
 optionally bytes reclaimable per topic under a named kind for the report's
 plot. Collecting metrics inside the check keeps each definition in one module.
+
+Figures that are plain aggregates of the findings themselves are *declared*
+instead of collected (``kinds``: the count of findings whose message starts
+with a kind; ``reclaim_as``: the findings' bytes per topic), so that
+:func:`lethe_tools.audit.checks.run_all` gets them, the totals and the
+per-topic sums from one grouped aggregation of the cached findings, rather
+than one Spark job each.
 """
 
 from __future__ import annotations
@@ -33,6 +40,11 @@ class CheckOutput:
     metrics: dict[str, object] = field(default_factory=dict)
     #: kind -> topic -> bytes, merged into Findings.reclaimable_by_topic
     reclaimable: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: message kind (the text the regex ``kind_pattern`` captures) -> metric name
+    kinds: dict[str, str] = field(default_factory=dict)
+    kind_pattern: str = ""
+    #: reclaimable kind under which the findings' bytes per topic are reported
+    reclaim_as: str | None = None
 
 
 def per_topic_sum(frame: DataFrame, column: str) -> dict[str, int]:

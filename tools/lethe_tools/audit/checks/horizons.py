@@ -112,26 +112,17 @@ def age_histogram(records: DataFrame, now_ms: int) -> list[HistogramBucket]:
     return [HistogramBucket(n, low, high, counts.get(n, 0)) for n, low, high in AGE_BUCKETS]
 
 
+#: message kind -> metric (counted by run_all from the findings)
+KINDS = {
+    "tombstone past horizon": "tombstones_past_horizon",
+    "marker past horizon": "markers_past_horizon",
+    "tombstone without horizon": "tombstones_without_horizon",
+}
+
+
 def run(ctx: CheckContext) -> CheckOutput:
     frame = findings(ctx.tables, ctx.logs, ctx.now_ms)
-    kinds = {
-        row["kind"]: int(row["n"])
-        for row in frame.groupBy(
-            F.regexp_extract(
-                "message",
-                r"^(tombstone past horizon|marker past horizon|"
-                r"tombstone without horizon)",
-                1,
-            ).alias("kind")
-        )
-        .agg(F.count(F.lit(1)).alias("n"))
-        .collect()
-    }
-    metrics: dict[str, object] = {
-        "tombstones_past_horizon": kinds.get("tombstone past horizon", 0),
-        "markers_past_horizon": kinds.get("marker past horizon", 0),
-        "tombstones_without_horizon": kinds.get("tombstone without horizon", 0),
-    }
-    output = CheckOutput(frame, metrics)
+    pattern = "^(" + "|".join(KINDS) + ")"
+    output = CheckOutput(frame, kinds=KINDS, kind_pattern=pattern)
     output.metrics["tombstone_ages"] = age_histogram(live_records(ctx.tables, ctx.logs), ctx.now_ms)
     return output

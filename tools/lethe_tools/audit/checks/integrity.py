@@ -182,19 +182,16 @@ def findings(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
     return result
 
 
+#: message kind -> metric (counted by run_all from the findings)
+KINDS = {
+    "crc": "crc_failures",
+    "offset index": "offset_index_errors",
+    "time index": "time_index_errors",
+    "gap": "gaps",
+    "problem": "problems",
+}
+
+
 def run(ctx: CheckContext) -> CheckOutput:
     frame = findings(ctx.tables, ctx.logs)
-    kinds = {
-        row["kind"]: int(row["n"])
-        for row in frame.groupBy(F.regexp_extract("message", r"^([a-z ]+):", 1).alias("kind"))
-        .agg(F.count(F.lit(1)).alias("n"))
-        .collect()
-    }
-    metrics: dict[str, object] = {
-        "crc_failures": kinds.get("crc", 0),
-        "offset_index_errors": kinds.get("offset index", 0),
-        "time_index_errors": kinds.get("time index", 0),
-        "gaps": kinds.get("gap", 0),
-        "problems": kinds.get("problem", 0),
-    }
-    return CheckOutput(frame, metrics)
+    return CheckOutput(frame, kinds=KINDS, kind_pattern=r"^([a-z ]+):")
