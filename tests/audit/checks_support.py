@@ -383,10 +383,12 @@ def _index_errors(log: Path) -> Iterator[tuple[str, str, int]]:
         return
     ranges = {at: entry_range(e) for at, e in zip(positions(log), batches(log), strict=True)}
     base = int(log.stem)
+    end = max((last for _, last in ranges.values()), default=None)
     for entry in read_offset_index(index.read_bytes()):
         offset = base + entry.relative_offset
         hit = ranges.get(entry.position)
-        if hit is None or not hit[0] <= offset <= hit[1]:
+        # Kafka indexes an append (one or more batches) by its last offset at its start
+        if hit is None or offset < hit[1] or (end is not None and offset > end):
             yield ("offset index", str(index), offset)
 
 
@@ -401,11 +403,11 @@ def _time_errors(log: Path) -> Iterator[tuple[str, str, int]]:
     entries = batches(log)
     if not index.exists() or not entries:
         return
-    first, last = entry_range(entries[0])[0], entry_range(entries[-1])[1]
+    lasts = {entry_range(b)[1] for b in entries}
     largest = max(_max_timestamp(b) for b in entries)
     for entry in read_time_index(index.read_bytes()):
         offset = int(log.stem) + entry.relative_offset
-        if not first <= offset <= last or entry.timestamp > largest:
+        if offset not in lasts or entry.timestamp > largest:
             yield ("time index", str(index), offset)
 
 

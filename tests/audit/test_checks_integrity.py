@@ -18,6 +18,8 @@ from audit_support import table_rows
 from checks_support import Env, integrity, logdirs, make_env, rows, under
 from conftest import GOLDEN, LOGS
 from lethe_tools.audit.checks import integrity as check
+from lethe_tools.inspect.problems import Problems
+from lethe_tools.inspect.verify_tree import VerifyOptions, verify_paths
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +90,35 @@ def test_job_integrity_result_on_the_fixtures_is_clean(env: Env) -> None:
     result = env.audit.findings.check("integrity")
     assert result.count == 0 and not result.found
     assert all(value == 0 for value in result.metrics.values())
+
+
+def _verify_places(logdir: Path) -> set[tuple[str, int]]:
+    """(file, entry number or batch) of what single-process ``lethe verify`` reports."""
+    problems = Problems()
+    verify_paths([str(logdir)], VerifyOptions(deep=False), problems)
+    places = set()
+    for problem in problems:
+        size = {".index": 8, ".timeindex": 12}.get(Path(problem.file).suffix)
+        position = problem.position or 0
+        places.add((problem.file, position // size if size else 0))
+    return places
+
+
+def _audit_places(found: list[dict[str, Any]], logdir: Path) -> set[tuple[str, int]]:
+    places = set()
+    for row in under(found, logdir):
+        if str(row["message"]).startswith("problem:"):
+            continue
+        size = {".index": 8, ".timeindex": 12}.get(Path(str(row["file"])).suffix)
+        places.add((str(row["file"]), int(row["position"]) // size if size else 0))
+    return places
+
+
+@pytest.mark.parametrize("name", ["crc-and-index", "gap"])
+def test_index_and_crc_findings_are_where_lethe_verify_reports_problems(
+    name: str, env: Env, found: list[dict[str, Any]]
+) -> None:
+    logdir = env.dirs[name]
+    # lethe verify does not judge offset gaps: those are the audit's own
+    gaps = {(f, 0) for kind, f, _ in integrity(logdir) if kind == "gap"}
+    assert _audit_places(found, logdir) - gaps == _verify_places(logdir)

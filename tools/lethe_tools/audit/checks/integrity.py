@@ -7,14 +7,18 @@ A **finding** is one of:
 * ``crc``: a batch (any segment file) whose stored CRC does not match its
   bytes (CRC-32C for magic 2, CRC-32 for magic 0/1);
 * ``offset index``: an ``.index`` entry whose log position is not the start
-  of a batch of its segment, or whose offset is outside that batch's
-  ``[base_offset, last_offset]``: Kafka appends ``(batch last offset,
-  batch position)`` every ``index.interval.bytes`` (kafka-facts 3.5), so a
-  lookup through a wrong entry starts reading in the middle of a batch or at
-  the wrong offsets;
-* ``time index``: a ``.timeindex`` entry whose offset is outside its
-  segment's offsets, or whose timestamp is above the segment's largest
-  timestamp;
+  of a batch of its segment, whose offset is below the last offset of the
+  batch at that position, or past the segment's last offset. Kafka appends
+  ``(last offset of the append, position of the append)`` every
+  ``index.interval.bytes`` (kafka-facts 3.5); an append is one batch from a
+  producer but may be several on a follower, so the offset may lie beyond
+  the batch it points at, never before its last offset. A lookup through a
+  wrong entry starts reading in the middle of a batch or after the offset
+  it looks for;
+* ``time index``: a ``.timeindex`` entry whose offset is not the last offset
+  of a batch of its segment (Kafka indexes the batch holding the largest
+  timestamp so far by its last offset), or whose timestamp is above the
+  segment's largest timestamp;
 * ``gap``: in a live log, a batch whose base offset is more than one above
   the previous batch's last offset, or a magic-2 batch holding fewer records
   than its offset range, where the missing offsets are not in the cleaned
@@ -64,27 +68,44 @@ def _offset_index(tables: dict[str, DataFrame]) -> DataFrame:
         F.col("base_offset").alias("batch_base"),
         F.col("last_offset").alias("batch_last"),
     )
-    joined = entries.drop("first_offset", "last_offset").join(
-        batches, ["log_file", "log_position"], "left"
+    segments = tables["segments"].select(
+        F.col("file").alias("log_file"), F.col("last_offset").alias("seg_last")
     )
-    message = F.when(
-        F.col("batch_base").isNull(),
-        F.format_string(
-            "offset index: entry %d (offset %d) points at position %d, not a batch start",
-            F.col("entry"),
-            F.col("offset"),
-            F.col("log_position"),
-        ),
-    ).when(
-        (F.col("offset") < F.col("batch_base")) | (F.col("offset") > F.col("batch_last")),
-        F.format_string(
-            "offset index: entry %d says offset %d, the batch at position %d holds %d..%d",
-            F.col("entry"),
-            F.col("offset"),
-            F.col("log_position"),
-            F.col("batch_base"),
-            F.col("batch_last"),
-        ),
+    joined = (
+        entries.drop("first_offset", "last_offset")
+        .join(batches, ["log_file", "log_position"], "left")
+        .join(segments, "log_file", "left")
+    )
+    message = (
+        F.when(
+            F.col("batch_base").isNull(),
+            F.format_string(
+                "offset index: entry %d (offset %d) points at position %d, not a batch start",
+                F.col("entry"),
+                F.col("offset"),
+                F.col("log_position"),
+            ),
+        )
+        .when(
+            F.col("offset") < F.col("batch_last"),
+            F.format_string(
+                "offset index: entry %d says offset %d, the batch at position %d holds %d..%d",
+                F.col("entry"),
+                F.col("offset"),
+                F.col("log_position"),
+                F.col("batch_base"),
+                F.col("batch_last"),
+            ),
+        )
+        .when(
+            F.col("offset") > F.col("seg_last"),
+            F.format_string(
+                "offset index: entry %d says offset %d, past the segment's last offset %d",
+                F.col("entry"),
+                F.col("offset"),
+                F.col("seg_last"),
+            ),
+        )
     )
     return findings_frame(NAME, joined.withColumn("message", message))
 
@@ -101,12 +122,22 @@ def _time_index(tables: dict[str, DataFrame]) -> DataFrame:
         F.col("last_offset").alias("seg_last"),
         F.col("max_timestamp").alias("seg_max_ts"),
     )
-    joined = entries.drop("first_offset", "last_offset").join(segments, "log_file", "left")
-    outside = (F.col("offset") < F.col("seg_first")) | (F.col("offset") > F.col("seg_last"))
+    lasts = (
+        tables["batches"]
+        .select(F.col("file").alias("log_file"), F.col("last_offset").alias("offset"))
+        .distinct()
+        .withColumn("is_batch_last", F.lit(True))
+    )
+    joined = (
+        entries.drop("first_offset", "last_offset")
+        .join(segments, "log_file", "left")
+        .join(lasts, ["log_file", "offset"], "left")
+    )
     message = F.when(
-        F.col("seg_first").isNotNull() & outside,
+        F.col("seg_first").isNotNull() & F.col("is_batch_last").isNull(),
         F.format_string(
-            "time index: entry %d points at offset %d outside the segment's %d..%d",
+            "time index: entry %d points at offset %d, not the last offset of a batch "
+            "of the segment (%d..%d)",
             F.col("entry"),
             F.col("offset"),
             F.col("seg_first"),
