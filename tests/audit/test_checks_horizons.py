@@ -24,6 +24,8 @@ from checks_support import (
     under,
 )
 from conftest import GOLDEN, LOGS, NOW_MS
+from lethe_formats.model import LegacyMessage, RecordBatch
+from lethe_formats.records import decode_log
 from lethe_tools.audit.checks import horizons as check
 
 COMPACTION = (GOLDEN / "compaction").resolve()
@@ -100,3 +102,37 @@ def test_job_metrics_equal_the_single_process_decoding(env: Env) -> None:
     }
     assert {k: result.metrics[k] for k in expected} == expected
     assert result.count == sum(expected.values())
+
+
+def _tombstone_timestamps(logdir: Path) -> list[int]:
+    """Timestamps of every non-control null-value record of the live segments (decode_log)."""
+    found = []
+    for part in sorted(p for p in logdir.iterdir() if p.is_dir()):
+        for log in sorted(part.glob("[0-9]" * 20 + ".log")):
+            for entry in decode_log(log.read_bytes(), file=str(log), verify_crc=False):
+                if isinstance(entry, RecordBatch) and not entry.header.is_control:
+                    found += [entry.timestamp_of(r) for r in entry.records if r.value is None]
+                elif isinstance(entry, LegacyMessage):
+                    inner = entry.inner or (entry,)
+                    found += [
+                        -1 if m.timestamp is None else m.timestamp for m in inner if m.value is None
+                    ]
+    return found
+
+
+def test_tombstone_age_histogram_counts_every_tombstone_on_disk(env: Env) -> None:
+    ages = [
+        max(NOW_MS - ts, 0)
+        for root in (GOLDEN, LOGS)
+        for d in logdirs(root)
+        for ts in _tombstone_timestamps(d)
+    ]
+    assert ages
+    expected = [
+        sum(1 for age in ages if low <= age and (high is None or age < high))
+        for _, low, high in check.AGE_BUCKETS
+    ]
+    histogram = env.audit.findings.tombstone_ages
+    assert [(b.label, b.count) for b in histogram] == [
+        (label, n) for (label, _, _), n in zip(check.AGE_BUCKETS, expected, strict=True)
+    ]
