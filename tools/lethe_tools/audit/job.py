@@ -108,7 +108,7 @@ def run_job(
         # Fill the cache with every task at once; a coalesced write of a small
         # table would otherwise pull the whole decode into one task.
         entries = read.union.count()
-        say(f"decoded {entries} rows")
+        say(f"decoded {entries} rows (every table but records, which is written from its own read)")
         write_tables(read.tables, out, say)
     finally:
         read.release()

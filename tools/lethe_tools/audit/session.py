@@ -18,9 +18,10 @@ settled before the session starts:
 * **Network and noise**: ``SPARK_LOCAL_IP=127.0.0.1`` for local masters
   (no host-name warning, no listening on other interfaces; local masters also
   get no web UI and 8 shuffle partitions instead of 200); the driver's log4j
-  is set to ``ERROR`` (a small properties file in the temp dir, and
-  ``spark.log.level``), and Spark's own console progress bar is off (the job
-  prints its own, :mod:`lethe_tools.audit.progress`).
+  gets a small log4j2 file in the temp dir: everything at ERROR, with
+  ``org.apache.spark`` named explicitly (PySpark announces its shell's default
+  level unless the root and Spark's logger agree), and Spark's own console
+  progress bar is off (the job prints its own, :mod:`lethe_tools.audit.progress`).
 """
 
 from __future__ import annotations
@@ -108,13 +109,28 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.spark.name = org.apache.spark
+logger.spark.level = error
+logger.sparkproject.name = org.sparkproject
+logger.sparkproject.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+logger.parquet.name = org.apache.parquet
+logger.parquet.level = error
+logger.netty.name = io.netty
+logger.netty.level = error
 """
 
 
 def _log4j_file() -> str:
     """A log4j2 properties file (in the temp dir) that silences Spark below ERROR."""
     path = os.path.join(tempfile.gettempdir(), f"lethe-audit-log4j2-{os.getuid()}.properties")
-    if not os.path.exists(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            current = handle.read()
+    except OSError:
+        current = None
+    if current != _LOG4J:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(_LOG4J)
     return path
@@ -140,7 +156,6 @@ def start_session(
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
-        .config("spark.log.level", "ERROR")
         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log4j_file()}")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
