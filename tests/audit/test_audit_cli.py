@@ -161,4 +161,4 @@ def test_the_real_command_runs_spark_and_reports_progress(tmp_path: Path) -> Non
     assert "problems: 1 rows" in done.stdout
     assert "lethe audit: wrote records" in done.stderr
     assert "lethe audit: decoding " in done.stderr
-    assert "INFO" not in done.stderr
+    assert "INFO" not in done.stderr and "log level" not in done.stderr
