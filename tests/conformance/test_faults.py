@@ -54,12 +54,7 @@ SCENARIOS = load_scenarios(known_requirements=known_requirement_ids())
 
 #: Faults no scenario catches yet, with why: strict, so a new scenario that
 #: catches one fails here until the entry goes.
-KNOWN_UNDETECTED: dict[str, str] = {
-    "log-start-offset-not-clamped-on-restart": (
-        "no scenario restarts a partition that retention left starting at a segment base "
-        "(absent from log-start-offset-checkpoint, first segment above 0)"
-    ),
-}
+KNOWN_UNDETECTED: dict[str, str] = {}
 
 
 def _plan(spec: FaultSpec) -> list[Scenario]:
