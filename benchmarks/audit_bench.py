@@ -295,12 +295,38 @@ def _notes(figures: dict[str, Figure], detail: dict[str, Any], other: dict[str, 
         f"tasks' decode runs at {profile['decode_mb_s']} MB/s, decode + Arrow batches at "
         f"{profile['decode_arrow_mb_s']} MB/s"
     )
+    notes += _phase_notes(detail)
     wall = other.get("wall_seconds") or 0
     if other.get("other_cpu_seconds") and wall and other["other_cpu_seconds"] > 0.05 * wall:
         notes.append(
-            f"other processes used {other['other_cpu_seconds']:.0f} CPU s during the "
-            f"{wall} s run: figures are lower bounds"
+            f"CPU time not accounted to this process and its reaped children: "
+            f"{other['other_cpu_seconds']:.0f} s during the {wall} s run; it includes the "
+            "audit's own Spark JVMs (grandchildren, never reaped by this process), so it "
+            "overstates other work"
         )
+    return notes
+
+
+def _phase_notes(detail: dict[str, Any]) -> list[str]:
+    """Share of each phase per master, and each phase's speed-up from local[1] to local[2]."""
+    best = {
+        master: min(runs, key=lambda run: run["seconds"])
+        for master, runs in detail.items()
+        if master.startswith("local")
+    }
+    notes = []
+    for master, run in best.items():
+        shares = ", ".join(
+            f"{name} {100 * seconds / run['seconds']:.0f} %"
+            for name, seconds in run["phases"].items()
+        )
+        notes.append(f"{master} time by phase: {shares}")
+    if {"local[1]", "local[2]"} <= set(best):
+        one, two = best["local[1]"]["phases"], best["local[2]"]["phases"]
+        ratios = ", ".join(
+            f"{name} {one[name] / two[name]:.2f}x" for name in one if two.get(name, 0) > 0
+        )
+        notes.append(f"speed-up local[1] -> local[2] per phase: {ratios}")
     return notes
 
 

@@ -27,6 +27,7 @@ and size) matches; ``benchmarks/data/`` is git-ignored.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 from collections.abc import Iterator
@@ -38,7 +39,7 @@ from lethe_formats.records import RecordSpec, build_batch
 from lethe_formats.storage.checkpoint import write_offset_checkpoint
 from lethe_formats.storage.index import encode_offset_index, encode_time_index
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 GIB = 1024**3
 MIB = 1024**2
 TOPICS = ("orders", "payments", "clicks", "users")
@@ -64,14 +65,19 @@ class LogDir:
 
 
 def _value(topic: str, index: int) -> bytes:
+    """~1 KiB of JSON: field names and words repeat, ids and a hex digest do not (lz4 ~2x)."""
     head = b'{"topic":"%s","seq":%09d,"amount":%d.%02d,"note":"' % (
         topic.encode(),
         index,
         index % 9973,
         index % 100,
     )
-    body = (b"lorem ipsum dolor sit amet %05d " % (index % 65_521)) * 40
-    return (head + body)[:1000] + b'"}'
+    words = (b"lorem ipsum dolor sit amet %05d " % (index % 65_521)) * 8
+    digest = b"".join(
+        hashlib.sha256(b"%s/%d/%d" % (topic.encode(), index, part)).hexdigest().encode()
+        for part in range(10)
+    )
+    return (head + words + digest)[:1000] + b'"}'
 
 
 def templates(topic: str, number: int) -> list[bytes]:
