@@ -9,7 +9,7 @@ off a live log, under the caller's partition lock:
   (as Kafka's ``sizeInBytes``: entries x entry size) and ``.txnindex`` entries;
 * :func:`batch_headers`: every v2 batch header, oldest first (a shallow scan;
   legacy entries carry no producer state and are skipped);
-* :func:`producer_scan` / :func:`first_unstable_offset`: the producer facts of
+* :func:`producer_scan`: the producer facts of
   :mod:`.producers` for that log.
 """
 
@@ -23,7 +23,7 @@ from lethe_reference.cleaner.algorithm import SourceSegment
 from lethe_reference.cleaner.producers import ProducerScan, scan_producers
 from lethe_reference.storage.log import PartitionLog
 
-__all__ = ["batch_headers", "first_unstable_offset", "producer_scan", "source_segments"]
+__all__ = ["batch_headers", "producer_scan", "source_segments"]
 
 _OFFSET_ENTRY, _TIME_ENTRY = 8, 12
 
@@ -61,8 +61,3 @@ def producer_scan(log: PartitionLog, *, now_ms: int, expiration_ms: int) -> Prod
         expiration_ms=expiration_ms,
         log_start_offset=log.log_start_offset,
     )
-
-
-def first_unstable_offset(log: PartitionLog) -> int | None:
-    """First offset of the oldest open transaction, if any."""
-    return producer_scan(log, now_ms=0, expiration_ms=2**63 - 1).first_unstable_offset

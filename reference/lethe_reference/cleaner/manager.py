@@ -46,7 +46,6 @@ from lethe_formats.errors import FormatError
 from lethe_formats.storage.checkpoint import read_offset_checkpoint, write_offset_checkpoint
 
 from lethe_reference import faults
-from lethe_reference.cleaner.logview import first_unstable_offset
 from lethe_reference.storage.file_records import max_timestamp
 from lethe_reference.storage.log import PartitionLog
 from lethe_reference.storage.log_manager import CLEANER_CHECKPOINT_FILE, LogManager
@@ -149,7 +148,7 @@ class CleanerManager:
                 )
             first_dirty = start
             self.update_checkpoint(key, start)
-        bounds = [last_stable_offset(log), log.active_segment.base_offset]
+        bounds = [log.last_stable_offset, log.active_segment.base_offset]
         lag = max(getattr(log.settings, "min_compaction_lag_ms", 0), 0)
         if lag > 0 and not faults.active(log, "cleaner-ignores-min-compaction-lag"):
             for segment in non_active_segments_from(log, first_dirty):
@@ -215,13 +214,6 @@ class CleanerManager:
     def forget_vanished(self) -> None:
         """``maintainUncleanablePartitions``: drop marks of deleted partitions."""
         self.uncleanable &= set(self.log_manager.logs)
-
-
-def last_stable_offset(log: PartitionLog) -> int:
-    """The log's LSO: its HW, or the first offset of an open transaction below it."""
-    unstable = first_unstable_offset(log)
-    stable = log.last_stable_offset
-    return stable if unstable is None else min(stable, unstable)
 
 
 def _min_ratio(log: PartitionLog) -> float:
