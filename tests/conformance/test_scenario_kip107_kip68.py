@@ -1,10 +1,13 @@
-"""Every KIP-107 scenario passes against the embedded reference broker.
+"""Every KIP-107 and KIP-68 scenario passes against the embedded reference broker.
 
 The expectations in the scenario files come from Kafka (golden case.json,
-kafka-facts.md); this test is where the reference
-broker is held to them. One broker per test module serves all scenarios, each on
-topics of its own; a changed expectation (an int64 bumped) must make each fail
-(tests/conformance/profile_scenarios.py).
+kafka-facts.md) for KIP-107, and from the KIP-68 text and the catalog's
+decisions (fixtures/requirements/kip68.json) for KIP-68; this test is where
+the reference broker is held to them. One broker per test module serves all
+scenarios, each on topics of its own; a changed expectation (an int64 bumped)
+must make each fail (tests/conformance/profile_scenarios.py). The two profiles
+share a module because both are judged the same way; the other profiles'
+modules know further kinds of values to change.
 """
 
 from __future__ import annotations
@@ -24,11 +27,14 @@ from profile_scenarios import (
 
 __all__ = ["target"]
 
-SCENARIOS = profile_scenarios("kip107")
+#: profile -> the fewest scenarios it ships
+MINIMUM = {"kip107": 10, "kip68": 8}
+SCENARIOS = [s for profile in MINIMUM for s in profile_scenarios(profile)]
 
 
-def test_there_are_kip107_scenarios() -> None:
-    assert len(SCENARIOS) >= 10
+@pytest.mark.parametrize("profile", MINIMUM)
+def test_there_are_scenarios_of_each_profile(profile: str) -> None:
+    assert sum(s.profile == profile for s in SCENARIOS) >= MINIMUM[profile]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.id)
