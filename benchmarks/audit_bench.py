@@ -109,9 +109,13 @@ def _timed(command: list[str]) -> tuple[float, str, list[tuple[float, str]]]:
         for line in process.stderr:
             lines.append((time.perf_counter() - start, line.rstrip("\n")))
 
+    # stderr belongs to the reader thread alone: communicate() would read it
+    # too, and the lines it took never reached the phase timings.
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    stdout, _ = process.communicate()
+    assert process.stdout is not None
+    stdout = process.stdout.read()
+    process.wait()
     reader.join()
     seconds = time.perf_counter() - start
     if process.returncode != 0:

@@ -103,5 +103,6 @@ def test_whole_run_with_one_master_writes_results(tmp_path: Path) -> None:
     assert statuses["audit_local2"] == "n/a"
     assert statuses["audit_local1"] in ("PASS", "MISS")
     phases = result["detail"]["local[1]"][0]["phases"]
-    assert set(phases) >= {"start", "decode", "write", "checks", "stop"}
+    seen = "\n".join(result["detail"]["local[1]"][0]["stderr"])
+    assert set(phases) >= {"start", "decode", "write", "checks", "stop"}, seen
     assert "# Audit speed benchmark" in (out / "audit.md").read_text()
