@@ -4,7 +4,7 @@ Modules, bottom up: ``codes`` (Kafka error codes), ``state`` (the transition
 table), ``support`` (partition choice, timers, pending replies), ``api``
 (request and result values), ``group`` (a group's members), ``persistence``
 (its ``__consumer_offsets`` records), ``runtime``, ``rebalance``,
-``membership``, ``offsets`` and ``coordinator`` (the public class).
+``membership``, ``offsets``, ``deletion`` and ``coordinator`` (the public class).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from lethe_reference.cluster.group.api import (
     TopicPartition,
 )
 from lethe_reference.cluster.group.coordinator import GroupCoordinator
+from lethe_reference.cluster.group.deletion import OffsetDeleteResult
 from lethe_reference.cluster.group.persistence import OffsetAndMetadata
 from lethe_reference.cluster.group.runtime import AppendError, GroupConfig
 from lethe_reference.cluster.group.state import (
@@ -57,6 +58,7 @@ __all__ = [
     "MemberLeft",
     "OffsetAndMetadata",
     "OffsetCommitRequest",
+    "OffsetDeleteResult",
     "OffsetFetchResult",
     "Pending",
     "PendingError",

@@ -9,7 +9,8 @@ adding one concern to the same state::
       RebalanceLogic    join and sync phases, session and sync expiry
         MembershipLogic JoinGroup, SyncGroup, Heartbeat, LeaveGroup
           OffsetLogic   OffsetCommit, OffsetFetch
-            GroupCoordinator
+            DeletionLogic OffsetDelete, DeleteGroups
+              GroupCoordinator
 
 Building one::
 
@@ -18,7 +19,8 @@ Building one::
         coordinator.load(partition, records_of(partition))
 
 then hand it requests (``join_group``, ``sync_group``, ``heartbeat``,
-``leave_group``, ``commit_offsets``, ``fetch_offsets``, ``describe_group``,
+``leave_group``, ``commit_offsets``, ``fetch_offsets``, ``delete_offsets``,
+``delete_groups``, ``describe_group``,
 ``list_groups``) and call ``tick()`` whenever ``next_deadline_ms()`` has passed.
 JoinGroup and SyncGroup may return a :class:`Pending`; its callbacks fire when
 the reply is known. Nothing here touches a socket or a thread.
@@ -26,10 +28,10 @@ the reply is known. Nothing here touches a socket or a thread.
 
 from __future__ import annotations
 
-from lethe_reference.cluster.group.offsets import OffsetLogic
+from lethe_reference.cluster.group.deletion import DeletionLogic
 
 __all__ = ["GroupCoordinator"]
 
 
-class GroupCoordinator(OffsetLogic):
+class GroupCoordinator(DeletionLogic):
     """Kafka 4.0's classic group coordinator (see the module docstring)."""
