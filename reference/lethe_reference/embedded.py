@@ -24,6 +24,14 @@ to see every tick.
 one on the same log directory, clock and port, so clients can reconnect to the
 same bootstrap address (a restart as Kafka's own clients experience it).
 
+SASL: ``sasl_port`` (0 = any free port) adds a SASL_PLAINTEXT listener beside
+the PLAINTEXT one, configured from ``config`` as Kafka reads it
+(``listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN`` and
+``listener.name.sasl_plaintext.plain.sasl.jaas.config`` with ``user_<name>``
+accounts, :mod:`lethe_reference.protocol.listeners`);
+:attr:`EmbeddedBroker.sasl_bootstrap` is its address. It keeps its port over
+restarts, as the PLAINTEXT one does.
+
 The static config defaults to Kafka's quickstart ``server.properties`` values
 (:mod:`lethe_reference.server.defaults`); ``config`` replaces them. Files are
 written without fsync by default (``durable=False``): an embedded broker dies
@@ -42,6 +50,7 @@ from typing import Any, TypeVar
 from lethe_reference.broker import Broker
 from lethe_reference.clock import Clock, ManualClock, SystemClock
 from lethe_reference.config import BrokerConfig
+from lethe_reference.protocol.listeners import SASL_PLAINTEXT, listener_security
 from lethe_reference.server.app import BrokerServer
 from lethe_reference.server.defaults import broker_config
 
@@ -63,8 +72,10 @@ class EmbeddedBroker:
         host: str = "127.0.0.1",
         port: int = 0,
         durable: bool = False,
+        sasl_port: int | None = None,
     ) -> None:
         self.log_dir = Path(log_dir)
+        self.sasl_port = sasl_port
         self.config = config if config is not None else broker_config()
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.host = host
@@ -101,12 +112,27 @@ class EmbeddedBroker:
             port=self.port,
             durable=self.durable,
         )
-        return BrokerServer(broker, self.host, self.port)
+        extra = []
+        if self.sasl_port is not None:
+            config = self.config
+            layers = (config.dynamic_broker, config.dynamic_default, config.static)
+            security = listener_security(layers, SASL_PLAINTEXT, SASL_PLAINTEXT)
+            extra.append((security, self.host, self.sasl_port))
+        return BrokerServer(broker, self.host, self.port, extra_listeners=extra)
+
+    @property
+    def sasl_bootstrap(self) -> str:
+        """``host:port`` of the SASL_PLAINTEXT listener (only with ``sasl_port``)."""
+        if self.sasl_port is None:
+            raise RuntimeError("the embedded broker has no SASL listener (sasl_port=None)")
+        return f"{self.host}:{self.sasl_port}"
 
     async def _start_server(self) -> None:
         server = self._new_server()
         await server.start()
         self.port = server.port
+        if self.sasl_port is not None:
+            self.sasl_port = server.listener_ports[SASL_PLAINTEXT]
         self._server = server
 
     async def _stop_server(self) -> None:

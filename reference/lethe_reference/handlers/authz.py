@@ -1,12 +1,22 @@
-"""Authorized-operation bit fields, for a broker without an authorizer.
+"""Authorization as handlers ask for it: the broker's authorizer, or none (allow all).
 
-The reference broker has no ACLs: like a Kafka broker with no
-``authorizer.class.name``, it allows everything, and when a client asks for
-authorized operations (Metadata ``include_topic_authorized_operations``,
-DescribeCluster ``include_cluster_authorized_operations``) it reports every
-operation the resource type supports (``AuthHelper.authorizedOperations`` with
-no authorizer, ``AclEntry.supportedOperations``), as a bit field with bit
-``AclOperation.code`` set (``Utils.to32BitField``)::
+Theory of operation
+-------------------
+A handler asks :func:`authorize` (one resource) or :func:`authorized_names`
+(many) with the request's :class:`~.context.RequestContext` (principal and
+client host). The broker's authorizer (:func:`authorizer_of`) is the
+:class:`~lethe_reference.cluster.authorizer.Authorizer` built from its config
+when ``authorizer.class.name`` names Kafka's ``StandardAuthorizer``, with ACLs
+read from the log dir; it is cached on the broker and rebuilt when the config
+object changes (a dynamic config change).
+
+Without an authorizer everything is allowed, as on a Kafka broker with no
+``authorizer.class.name``. When a client asks for authorized operations
+(Metadata ``include_topic_authorized_operations``, DescribeCluster
+``include_cluster_authorized_operations``) it gets a bit field with bit
+``AclOperation.code`` set (``Utils.to32BitField``) for every supported
+operation the principal may do (``AuthHelper.authorizedOperations``); with no
+authorizer, every supported operation::
 
     TOPIC    READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
              DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11                      -> 3576
@@ -19,12 +29,33 @@ schema default.
 
 from __future__ import annotations
 
-__all__ = ["CLUSTER_OPERATIONS", "OMITTED", "TOPIC_OPERATIONS", "bit_field"]
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from lethe_reference.cluster.acl import CLUSTER_NAME, AclOperation, ResourceType
+from lethe_reference.cluster.authorizer import ACL_FILE, Authorizer, authorizer_settings
+from lethe_reference.handlers.context import RequestContext
+
+if TYPE_CHECKING:
+    from lethe_reference.broker import Broker
+
+__all__ = [
+    "CLUSTER_OPERATIONS",
+    "OMITTED",
+    "TOPIC_OPERATIONS",
+    "authorize",
+    "authorize_cluster",
+    "authorized_names",
+    "authorized_operations",
+    "authorizer_of",
+    "bit_field",
+]
 
 OMITTED = -(1 << 31)
+_KEY = "authorizer"
 
 
-def bit_field(codes: tuple[int, ...]) -> int:
+def bit_field(codes: Iterable[int]) -> int:
     """``Utils.to32BitField``: bit ``code`` set for every code."""
     field = 0
     for code in codes:
@@ -34,3 +65,63 @@ def bit_field(codes: tuple[int, ...]) -> int:
 
 TOPIC_OPERATIONS = bit_field((3, 4, 5, 6, 7, 8, 10, 11))
 CLUSTER_OPERATIONS = bit_field((5, 7, 8, 9, 10, 11, 12))
+_ALL_OPERATIONS = {ResourceType.TOPIC: TOPIC_OPERATIONS, ResourceType.CLUSTER: CLUSTER_OPERATIONS}
+
+
+def authorizer_of(broker: Broker) -> Authorizer | None:
+    """The broker's authorizer, or None when ``authorizer.class.name`` does not enable one."""
+    cached = broker.extensions.get(_KEY)
+    if cached is not None and cached[0] is broker.config:
+        authorizer: Authorizer | None = cached[1]
+        return authorizer
+    config = broker.config
+    enabled, supers, allow = authorizer_settings(
+        (config.dynamic_broker, config.dynamic_default, config.static)
+    )
+    authorizer = (
+        Authorizer(broker.log_dir / ACL_FILE, super_users=supers, allow_if_no_acl=allow)
+        if enabled
+        else None
+    )
+    broker.extensions[_KEY] = (config, authorizer)
+    return authorizer
+
+
+def authorize(
+    broker: Broker,
+    ctx: RequestContext,
+    operation: AclOperation,
+    resource_type: ResourceType,
+    name: str,
+) -> bool:
+    """Whether the request's principal may do ``operation`` on the resource."""
+    authorizer = authorizer_of(broker)
+    if authorizer is None:
+        return True
+    return authorizer.authorize(ctx.principal, ctx.client_host, operation, resource_type, name)
+
+
+def authorize_cluster(broker: Broker, ctx: RequestContext, operation: AclOperation) -> bool:
+    return authorize(broker, ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
+
+def authorized_names(
+    broker: Broker,
+    ctx: RequestContext,
+    operation: AclOperation,
+    resource_type: ResourceType,
+    names: Iterable[str],
+) -> set[str]:
+    """The names among ``names`` the principal may do ``operation`` on."""
+    return {n for n in names if authorize(broker, ctx, operation, resource_type, n)}
+
+
+def authorized_operations(
+    broker: Broker, ctx: RequestContext, resource_type: ResourceType, name: str
+) -> int:
+    """The authorized-operations bit field of one resource (module docstring)."""
+    authorizer = authorizer_of(broker)
+    if authorizer is None:
+        return _ALL_OPERATIONS[resource_type]
+    ops = authorizer.authorized_operations(ctx.principal, ctx.client_host, resource_type, name)
+    return bit_field(int(op) for op in ops)

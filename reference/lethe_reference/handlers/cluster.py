@@ -1,4 +1,4 @@
-"""DescribeCluster (60), and SASL (17, 36) as a PLAINTEXT listener answers it.
+"""DescribeCluster (60), and SASL (17, 36) once a connection is past authentication.
 
 DescribeCluster (``AuthHelper.computeDescribeClusterResponse``): this listener
 serves the BROKER endpoint type (1). An unknown type is UNSUPPORTED_ENDPOINT_TYPE
@@ -10,15 +10,19 @@ broker), this broker with its advertised host and port, and the cluster's
 authorized operations when asked (no authorizer: all, see :mod:`.authz`).
 ``include_fenced_brokers`` changes nothing: this node is never fenced.
 
-SASL. The reference broker has only a PLAINTEXT listener. On such a listener
-Kafka 4.0 still advertises SaslHandshake 0-1 and SaslAuthenticate 0-2, and a
+SASL. These handlers see SaslHandshake/SaslAuthenticate only where no
+authentication is running: on a PLAINTEXT listener, or on a SASL_PLAINTEXT one
+after it completed (before that, :mod:`lethe_reference.protocol.sasl` answers
+them). On a PLAINTEXT listener Kafka 4.0 still advertises SaslHandshake 0-1 and
+SaslAuthenticate 0-2, and a
 request for either reaches ``KafkaApis``, which answers ILLEGAL_SASL_STATE (34):
 SaslHandshake with no mechanisms, SaslAuthenticate with the message
 ``SaslAuthenticate request received after successful authentication`` (the
 connection counts as already authenticated). lethe answers the same, so a
 client configured for SASL fails the way it fails against a PLAINTEXT Kafka
-port. (UNSUPPORTED_SASL_MECHANISM would be the answer of a SASL listener that
-lacks the mechanism; there is none here.)
+port; a second handshake after SASL authentication gets the same answer.
+The ``error_response`` builders are those requests' ``getErrorResponse``,
+which the SASL authenticator uses to refuse them in the wrong state.
 """
 
 from __future__ import annotations
@@ -94,14 +98,26 @@ def describe_cluster(
     )
 
 
-@handles(ApiKey.SASL_HANDSHAKE)
+def _handshake_error(
+    request: SaslHandshakeRequest, code: ErrorCode, _message: str | None
+) -> SaslHandshakeResponse:
+    return SaslHandshakeResponse(error_code=code, mechanisms=())
+
+
+def _authenticate_error(
+    request: SaslAuthenticateRequest, code: ErrorCode, message: str | None
+) -> SaslAuthenticateResponse:
+    return SaslAuthenticateResponse(error_code=code, error_message=message)
+
+
+@handles(ApiKey.SASL_HANDSHAKE, error_response=_handshake_error)
 def sasl_handshake(
     broker: Broker, ctx: RequestContext, request: SaslHandshakeRequest
 ) -> SaslHandshakeResponse:
     return SaslHandshakeResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=())
 
 
-@handles(ApiKey.SASL_AUTHENTICATE)
+@handles(ApiKey.SASL_AUTHENTICATE, error_response=_authenticate_error)
 def sasl_authenticate(
     broker: Broker, ctx: RequestContext, request: SaslAuthenticateRequest
 ) -> SaslAuthenticateResponse:

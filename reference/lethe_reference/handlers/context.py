@@ -9,9 +9,11 @@ body dataclass is the same class for every version; they never need the
 correlation id (the connection layer puts it into the response header), but it
 is kept for log lines.
 
-``principal`` is Kafka's ``KafkaPrincipal`` string. The reference broker has no
-authentication yet (SASL is answered as "not enabled"), so every request runs as
-``User:ANONYMOUS``, as on a Kafka PLAINTEXT listener.
+``principal`` is Kafka's ``KafkaPrincipal`` string: ``User:ANONYMOUS`` on a
+PLAINTEXT listener, ``User:<name>`` after SASL authentication on a
+SASL_PLAINTEXT one (:mod:`lethe_reference.protocol.sasl`). ``client_host`` is
+the peer's address, which ACL host fields are matched against ("" when the
+connection has no peer address, e.g. in unit tests: only ``*`` hosts match).
 """
 
 from __future__ import annotations
@@ -34,3 +36,4 @@ class RequestContext:
     client_id: str | None
     connection_id: int
     principal: str = ANONYMOUS
+    client_host: str = ""

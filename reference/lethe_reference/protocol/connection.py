@@ -201,6 +201,7 @@ class BrokerConnection:
             client_id=header.client_id,
             connection_id=self.connection_id,
             principal=self.principal,
+            client_host=self.peer.rpartition(":")[0].strip("[]"),
         )
         self._machine.process(Input.REQUEST)
         self._in_flight = (ctx, body)

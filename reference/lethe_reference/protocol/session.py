@@ -22,6 +22,15 @@ connection until it needs data or is paused:
   request order, one request at a time, as Kafka's muted channels do;
 * ProtocolError or ConnectionClosed: the connection is closed.
 
+SASL. A session on a SASL_PLAINTEXT listener (``listener.sasl``) runs every
+request through its :class:`~.sasl.SaslAuthenticator` until authentication
+completes: ApiVersions is dispatched as usual, SaslHandshake and
+SaslAuthenticate are answered by the authenticator, a request it refuses gets
+its API's error response (the handler's ``error_response`` builder) or none,
+and a failure closes the connection after the answer. On success the
+connection's principal becomes ``User:<name>``, which every later
+:class:`~lethe_reference.handlers.context.RequestContext` carries.
+
 A handler that raises without an error-response builder, or a response that
 cannot be encoded, is a broker bug: it is logged with its traceback and the
 connection is closed; the broker keeps running and no stored data is touched.
@@ -37,9 +46,16 @@ from lethe_formats.protocol.api_keys import api_name
 from lethe_formats.protocol.schema import Struct
 
 from lethe_reference.handlers.context import RequestContext
-from lethe_reference.handlers.dispatch import NoHandlerError, dispatch, handled_api_keys
+from lethe_reference.handlers.dispatch import (
+    ERROR_RESPONSES,
+    NoHandlerError,
+    dispatch,
+    handled_api_keys,
+)
 from lethe_reference.protocol.connection import BrokerConnection, ResponseEncodingError
 from lethe_reference.protocol.events import ConnectionClosed, ProtocolError, RequestReceived
+from lethe_reference.protocol.listeners import ListenerSecurity
+from lethe_reference.protocol.sasl import SaslAuthenticator
 from lethe_reference.purgatory import Deferred
 
 if TYPE_CHECKING:
@@ -61,8 +77,12 @@ class BrokerSession:
         send: Callable[[bytes], None],
         close: Callable[[], None],
         peer: str = "",
+        listener: ListenerSecurity | None = None,
     ) -> None:
         self.broker = broker
+        self.authenticator = (
+            SaslAuthenticator(listener) if listener is not None and listener.sasl else None
+        )
         self.connection = BrokerConnection(
             connection_id,
             handled_api_keys(broker),
@@ -116,6 +136,9 @@ class BrokerSession:
 
     def _handle(self, event: RequestReceived) -> None:
         ctx = event.context
+        if self.authenticator is not None and not self.authenticator.complete:
+            self._authenticate(ctx, event.request)
+            return
         try:
             result = dispatch(self.broker, ctx, event.request)
         except NoHandlerError as error:  # pragma: no cover - the connection checks keys first
@@ -137,6 +160,28 @@ class BrokerSession:
             deferred.add_callback(lambda response: self._complete(ctx, response))
         else:
             self._respond(ctx, result)
+
+    def _authenticate(self, ctx: RequestContext, request: Struct) -> None:
+        """One request before SASL authentication completed (module docstring)."""
+        assert self.authenticator is not None
+        action = self.authenticator.receive(ctx.api_key, ctx.api_version, request)
+        response = action.response
+        if action.dispatch:
+            result = dispatch(self.broker, ctx, request)
+            assert not isinstance(result, Deferred)  # ApiVersions answers at once
+            response = result
+        elif action.refuse is not None:
+            builder = ERROR_RESPONSES.get(ctx.api_key)
+            if builder is not None:
+                response = builder(request, *action.refuse)
+        if action.reason:
+            _log.info("connection %d: SASL: %s", self.connection_id, action.reason)
+        if response is not None:
+            self._respond(ctx, response)
+        if action.close:
+            self.close()
+        elif self.authenticator.complete and self.authenticator.principal is not None:
+            self.connection.principal = self.authenticator.principal
 
     def _complete(self, ctx: RequestContext, response: Struct) -> None:
         """A deferred response is ready: send it, then take the next request."""

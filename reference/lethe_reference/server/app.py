@@ -24,6 +24,12 @@ two threads:
   moment, closes them, and shuts the broker down cleanly (flush, checkpoints,
   ``.kafka_cleanshutdown``).
 
+Listeners. The main listener (``host:port``) is PLAINTEXT. ``extra_listeners``
+adds more sockets, each with its :class:`~lethe_reference.protocol.listeners.ListenerSecurity`
+(a SASL_PLAINTEXT listener authenticates each connection before its requests
+reach the handlers, :mod:`lethe_reference.protocol.sasl`); their bound ports
+are in :attr:`BrokerServer.listener_ports` by listener name.
+
 Logging is one line per event as ``key=value`` pairs (logger
 ``lethe_reference.server``), e.g. ``event=accepted conn=3 peer=127.0.0.1:50432``.
 """
@@ -32,10 +38,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
+from collections.abc import Sequence
 
 from lethe_reference.broker import Broker
+from lethe_reference.protocol.listeners import ListenerSecurity
 from lethe_reference.protocol.session import BrokerSession
 
 __all__ = ["BrokerServer"]
@@ -59,8 +68,12 @@ class BrokerServer:
         port: int = 9092,
         *,
         advertised: tuple[str, int] | None = None,
+        extra_listeners: Sequence[tuple[ListenerSecurity, str, int]] = (),
     ) -> None:
         self.broker = broker
+        self.extra_listeners = tuple(extra_listeners)
+        self.listener_ports: dict[str, int] = {}
+        self._extra_servers: list[asyncio.Server] = []
         self.host = host
         self.port = port
         self.advertised = advertised
@@ -79,6 +92,11 @@ class BrokerServer:
         self._server = await asyncio.start_server(self._accept, self.host, self.port)
         socket = self._server.sockets[0]
         self.port = socket.getsockname()[1]
+        for security, host, port in self.extra_listeners:
+            accept = functools.partial(self._accept, listener=security)
+            extra = await asyncio.start_server(accept, host, port)
+            self._extra_servers.append(extra)
+            self.listener_ports[security.name] = extra.sockets[0].getsockname()[1]
         # Clients connect to what Metadata advertises: the bound address unless told otherwise.
         self.broker.host, self.broker.port = self.advertised or (self.host, self.port)
         self._timer = asyncio.create_task(self._run_timer(), name="lethe-timer")
@@ -96,7 +114,12 @@ class BrokerServer:
 
     # --- connections ------------------------------------------------------------------
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        listener: ListenerSecurity | None = None,
+    ) -> None:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
@@ -109,6 +132,7 @@ class BrokerServer:
             send=writer.write,
             close=writer.close,
             peer=peer_text,
+            listener=listener,
         )
         self._connections[connection_id] = (session, writer)
         _log.info(_kv(event="accepted", conn=connection_id, peer=peer_text))
@@ -165,6 +189,8 @@ class BrokerServer:
         _log.info(_kv(event="stopping", port=self.port))
         if self._server is not None:
             self._server.close()
+        for extra in self._extra_servers:
+            extra.close()
         for purgatory in self.broker.purgatories.all():
             purgatory.expire_all()
         await self._drain_all()

@@ -1,0 +1,108 @@
+"""Listener security settings: which listener speaks what, and SASL/PLAIN users.
+
+Theory of operation
+-------------------
+A Kafka broker serves several named listeners (``listeners=PLAINTEXT://:9092,
+SASL_PLAINTEXT://:9093``); ``listener.security.protocol.map`` gives each name
+its security protocol (by default a listener named after a protocol speaks
+it). The reference broker serves PLAINTEXT and SASL_PLAINTEXT; the server
+(:mod:`lethe_reference.server.app`) binds one socket per listener and hands
+each connection the :class:`ListenerSecurity` of its listener.
+
+For a SASL listener the settings are read as Kafka reads them, listener-prefixed
+first (``listener.name.<name lower-case>.<setting>``), then the broker-wide
+name::
+
+    sasl.enabled.mechanisms         the mechanisms offered (Kafka's default, GSSAPI,
+                                    is not implemented here: name PLAIN)
+    <name>.plain.sasl.jaas.config   Kafka's PlainLoginModule line; its options
+                                    user_<name>="<password>" are the accounts, e.g.
+        org.apache.kafka.common.security.plain.PlainLoginModule required
+            username="admin" password="admin-secret"
+            user_admin="admin-secret" user_alice="alice-secret";
+
+A mechanism other than PLAIN, or PLAIN without a JAAS line, is a config error
+(:class:`ListenerConfigError`): the broker refuses to start, as Kafka refuses
+when a login module is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = [
+    "PLAIN",
+    "PLAINTEXT",
+    "SASL_PLAINTEXT",
+    "ListenerConfigError",
+    "ListenerSecurity",
+    "listener_security",
+    "parse_jaas_users",
+]
+
+PLAINTEXT = "PLAINTEXT"
+SASL_PLAINTEXT = "SASL_PLAINTEXT"
+PLAIN = "PLAIN"
+IMPLEMENTED_MECHANISMS = frozenset({PLAIN})
+_OPTION = re.compile(r'([A-Za-z_][\w.-]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+
+
+class ListenerConfigError(ValueError):
+    """A SASL listener the reference broker cannot serve as configured."""
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerSecurity:
+    """One listener's name, protocol and (SASL) mechanisms and PLAIN accounts."""
+
+    name: str = PLAINTEXT
+    protocol: str = PLAINTEXT
+    mechanisms: tuple[str, ...] = ()
+    plain_users: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol == SASL_PLAINTEXT
+
+
+def parse_jaas_users(jaas: str) -> dict[str, str]:
+    """The ``user_<name>="<password>"`` options of a PlainLoginModule line."""
+    users = {}
+    for key, value in _OPTION.findall(jaas):
+        if key.startswith("user_") and len(key) > len("user_"):
+            users[key[len("user_") :]] = re.sub(r"\\(.)", r"\1", value)
+    return users
+
+
+def _value(layers: Sequence[Mapping[str, str]], name: str) -> str | None:
+    for layer in layers:
+        if name in layer:
+            return layer[name]
+    return None
+
+
+def listener_security(
+    layers: Sequence[Mapping[str, str]], name: str, protocol: str
+) -> ListenerSecurity:
+    """The settings of listener ``name`` from raw config layers (highest priority first)."""
+    if protocol == PLAINTEXT:
+        return ListenerSecurity(name, protocol)
+    if protocol != SASL_PLAINTEXT:
+        raise ListenerConfigError(f"listener {name}: security protocol {protocol} is not served")
+    prefix = f"listener.name.{name.lower()}."
+    text = _value(layers, prefix + "sasl.enabled.mechanisms")
+    if text is None:
+        text = _value(layers, "sasl.enabled.mechanisms") or "GSSAPI"
+    mechanisms = tuple(m.strip() for m in text.split(",") if m.strip())
+    unknown = [m for m in mechanisms if m not in IMPLEMENTED_MECHANISMS]
+    if unknown or not mechanisms:
+        raise ListenerConfigError(
+            f"listener {name}: SASL mechanisms {unknown or mechanisms} are not implemented "
+            f"(set {prefix}sasl.enabled.mechanisms=PLAIN)"
+        )
+    jaas = _value(layers, prefix + "plain.sasl.jaas.config")
+    if jaas is None:
+        raise ListenerConfigError(f"listener {name}: {prefix}plain.sasl.jaas.config is not set")
+    return ListenerSecurity(name, protocol, mechanisms, parse_jaas_users(jaas))

@@ -1,0 +1,192 @@
+"""The server side of Kafka's SASL exchange on one connection, as a table (sans-IO).
+
+Theory of operation
+-------------------
+On a SASL_PLAINTEXT listener a connection starts unauthenticated; Kafka's
+``SaslServerAuthenticator`` reads its first requests before any handler sees
+them. :class:`SaslAuthenticator` is that part: :meth:`~SaslAuthenticator.receive`
+takes one decoded request and returns a :class:`SaslAction` (what the session
+must do), moving through::
+
+    state                 request            action                          next state
+    HANDSHAKE_OR_VERSIONS ApiVersions        dispatch (normal answer)        HANDSHAKE_REQUEST *
+    HANDSHAKE_OR_VERSIONS SaslHandshake      see below
+    HANDSHAKE_OR_VERSIONS any other          close, no answer                FAILED
+    HANDSHAKE_REQUEST     SaslHandshake      see below
+    HANDSHAKE_REQUEST     any other          close, no answer                FAILED
+    AUTHENTICATE          SaslAuthenticate   evaluate the token (below)
+    AUTHENTICATE          any other          that API's error response with  FAILED
+                                             ILLEGAL_SASL_STATE (34), then close
+    FAILED                anything           close                           FAILED
+
+    * an ApiVersions at a version the broker does not know is answered
+      (UNSUPPORTED_VERSION) and the state stays, so the client can retry.
+
+SaslHandshake (v0 or v1): a mechanism the listener enables is answered NONE
+with the enabled list (-> AUTHENTICATE); any other UNSUPPORTED_SASL_MECHANISM
+(33) with the list, then the connection closes. A v0 handshake announces raw
+token frames instead of SaslAuthenticate requests; the reference broker does
+not implement that legacy framing, so a v0 client's token frame is refused as
+a malformed request (the connection closes).
+
+SaslAuthenticate with a PLAIN token ``[authzid] NUL authcid NUL passwd``
+(RFC 4616; the first three NUL-separated parts, as Kafka's ``PlainSaslServer`` reads it):
+
+    empty user name or password            SASL_AUTHENTICATION_FAILED (58) "Authentication
+                                           failed during authentication due to invalid
+                                           credentials with SASL mechanism PLAIN"
+    unknown user or wrong password         58 "Authentication failed: Invalid username or password"
+    authzid given and not the user name    58 "Authentication failed: Client requested an
+                                           authorization id that is different from username"
+    otherwise                              NONE, empty auth bytes, session lifetime 0
+                                           (no re-authentication) -> COMPLETE, principal User:<name>
+
+A failure is answered, then the connection is closed, as Kafka does. Once
+COMPLETE, requests go to the handlers; SaslHandshake/SaslAuthenticate there
+are ILLEGAL_SASL_STATE (:mod:`lethe_reference.handlers.cluster`).
+"""
+
+from __future__ import annotations
+
+import enum
+import hmac
+from dataclasses import dataclass
+from typing import Any
+
+from lethe_formats.protocol.api_keys import ApiKey, api_name
+from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.messages.sasl_authenticate import SaslAuthenticateResponse
+from lethe_formats.protocol.messages.sasl_handshake import SaslHandshakeResponse
+from lethe_formats.protocol.registry import api
+from lethe_formats.protocol.schema import Struct
+
+from lethe_reference.protocol.listeners import PLAIN, ListenerSecurity
+
+__all__ = ["GENERIC_FAILURE", "SaslAction", "SaslAuthenticator", "SaslState"]
+
+GENERIC_FAILURE = (
+    "Authentication failed during authentication due to invalid credentials with SASL mechanism "
+)
+_BAD_PASSWORD = "Authentication failed: Invalid username or password"
+_OTHER_AUTHZID = (
+    "Authentication failed: Client requested an authorization id that is different from username"
+)
+
+
+class SaslState(enum.Enum):
+    HANDSHAKE_OR_VERSIONS = "HANDSHAKE_OR_VERSIONS_REQUEST"
+    HANDSHAKE = "HANDSHAKE_REQUEST"
+    AUTHENTICATE = "AUTHENTICATE"
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+
+
+@dataclass(frozen=True, slots=True)
+class SaslAction:
+    """What the session does with one request while authenticating.
+
+    ``dispatch``: answer it as the handlers would (ApiVersions). ``response``:
+    send this. ``refuse``: send the request's own error response with this
+    (code, message). ``close``: close the connection (after sending, if anything).
+    """
+
+    dispatch: bool = False
+    response: Struct | None = None
+    refuse: tuple[ErrorCode, str] | None = None
+    close: bool = False
+    reason: str = ""
+
+
+class SaslAuthenticator:
+    """One connection's SASL server state; see the module docstring."""
+
+    def __init__(self, listener: ListenerSecurity) -> None:
+        self.listener = listener
+        self.state = SaslState.HANDSHAKE_OR_VERSIONS
+        self.mechanism: str | None = None
+        self.principal: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.state is SaslState.COMPLETE
+
+    def receive(self, api_key: int, api_version: int, request: Any) -> SaslAction:
+        """The action for one decoded request (the table of the module docstring)."""
+        if self.state is SaslState.AUTHENTICATE:
+            return self._authenticating(api_key, request)
+        if self.state in (SaslState.HANDSHAKE_OR_VERSIONS, SaslState.HANDSHAKE):
+            return self._handshaking(api_key, api_version, request)
+        return self._fail(f"{api_name(api_key)} in SASL state {self.state.value}")
+
+    # --- handshake ----------------------------------------------------------------------
+
+    def _handshaking(self, api_key: int, api_version: int, request: Any) -> SaslAction:
+        if api_key == ApiKey.API_VERSIONS:
+            if self.state is not SaslState.HANDSHAKE_OR_VERSIONS:
+                return self._fail(
+                    "Unexpected ApiVersions request received during SASL authentication "
+                    f"state {self.state.value}"
+                )
+            if api_version in api(ApiKey.API_VERSIONS).versions:
+                self.state = SaslState.HANDSHAKE
+            return SaslAction(dispatch=True)
+        if api_key != ApiKey.SASL_HANDSHAKE:
+            return self._fail(
+                f"Unexpected Kafka request of type {api_name(api_key)} during SASL handshake."
+            )
+        enabled = self.listener.mechanisms
+        if request.mechanism not in enabled:
+            self.state = SaslState.FAILED
+            return SaslAction(
+                response=SaslHandshakeResponse(ErrorCode.UNSUPPORTED_SASL_MECHANISM, enabled),
+                close=True,
+                reason=f"Unsupported SASL mechanism {request.mechanism}",
+            )
+        self.mechanism = request.mechanism
+        self.state = SaslState.AUTHENTICATE
+        return SaslAction(response=SaslHandshakeResponse(ErrorCode.NONE, enabled))
+
+    # --- authentication -----------------------------------------------------------------
+
+    def _authenticating(self, api_key: int, request: Any) -> SaslAction:
+        if api_key != ApiKey.SASL_AUTHENTICATE:
+            message = (
+                f"Unexpected Kafka request of type {api_name(api_key)} during SASL authentication."
+            )
+            self.state = SaslState.FAILED
+            return SaslAction(
+                refuse=(ErrorCode.ILLEGAL_SASL_STATE, message), close=True, reason=message
+            )
+        assert self.mechanism == PLAIN  # the only mechanism a listener can enable
+        problem = self._check_plain(bytes(request.auth_bytes))
+        if problem is not None:
+            self.state = SaslState.FAILED
+            failed = SaslAuthenticateResponse(ErrorCode.SASL_AUTHENTICATION_FAILED, problem, b"")
+            return SaslAction(response=failed, close=True, reason=problem)
+        self.state = SaslState.COMPLETE
+        return SaslAction(response=SaslAuthenticateResponse(ErrorCode.NONE, None, b"", 0))
+
+    def _check_plain(self, token: bytes) -> str | None:
+        """None when the token authenticates (``self.principal`` set), else the message."""
+        authzid, user, password = _split_plain(token.decode("utf-8", errors="replace"))
+        if not user or not password:
+            return GENERIC_FAILURE + PLAIN
+        expected = self.listener.plain_users.get(user)
+        if expected is None or not hmac.compare_digest(expected.encode(), password.encode()):
+            return _BAD_PASSWORD
+        if authzid and authzid != user:
+            return _OTHER_AUTHZID
+        self.principal = f"User:{user}"
+        return None
+
+    def _fail(self, reason: str) -> SaslAction:
+        self.state = SaslState.FAILED
+        return SaslAction(close=True, reason=reason)
+
+
+def _split_plain(text: str) -> tuple[str, str, str]:
+    """The first three NUL-separated parts (anything after a third NUL is ignored, as in
+    Kafka's ``PlainSaslServer``); missing parts are empty."""
+    parts = text.split("\0")[:3]
+    parts += [""] * (3 - len(parts))
+    return parts[0], parts[1], parts[2]
