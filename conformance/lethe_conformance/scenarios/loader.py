@@ -179,6 +179,10 @@ def _check_rules(data: Mapping[str, Any], path: Path) -> None:
         if name not in ErrorCode.__members__:
             raise ScenarioError(source, json_path, f"unknown Kafka error name {name!r}")
     _check_setup(data["setup"], source)
+    if data["setup"].get("broker_configs") and "own-log-dir" not in requires:
+        raise ScenarioError(
+            source, "$.setup.broker_configs", "broker settings need 'own-log-dir' in $.requires"
+        )
 
 
 def _check_setup(setup: Mapping[str, Any], source: str) -> None:

@@ -15,7 +15,7 @@ Helpers here convert the fixture encodings: int64 decimal strings
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,8 @@ class Scenario:
     absent_topics: tuple[str, ...]
     replay: tuple[ReplaySpec, ...]
     steps: tuple[Step, ...]
+    #: ``setup.broker_configs``: settings for the scenario's own broker (own-log-dir)
+    broker_configs: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: str | Path) -> Scenario:
@@ -128,6 +130,7 @@ class Scenario:
                 Step(i, s["op"], s, frozenset(s.get("requirements", ())))
                 for i, s in enumerate(data["steps"])
             ),
+            broker_configs=dict(setup.get("broker_configs", {})),
         )
 
 

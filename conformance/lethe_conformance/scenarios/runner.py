@@ -9,6 +9,7 @@ Theory of operation
         profile offered?          no  -> UNSUPPORTED      (target.profiles(), discovered)
         capabilities present?     no  -> NOT_APPLICABLE   (scenario.requires)
         own-log-dir required:     run it on target.isolated(), a broker of its own
+                                  (setup.broker_configs on top of the target's settings)
         setup: create topics (unique names), wait for leaders, replay fixture batches
         steps in order, stop at the first that does not pass:
           mismatches                         -> FAIL (expected vs actual, JSON path)
@@ -115,7 +116,8 @@ def _run_isolated(
 ) -> ScenarioResult:
     """The scenario on a broker of its own (own-log-dir); failing to start one is an ERROR."""
     try:
-        with target.isolated() as own:
+        overrides = scenario.broker_configs
+        with target.isolated(overrides) if overrides else target.isolated() as own:
             return _run_steps(own, scenario, cleanup, token, started)
     except Exception as error:  # starting or stopping the broker: never end the run
         detail = f"a broker of its own: {type(error).__name__}: {error}"

@@ -33,7 +33,7 @@ connection each time; the runner reconnects after a restart or a clock jump.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,6 +153,9 @@ class LocalTarget(Target, Protocol):
         """Stop the broker cleanly, call ``edit(log_dir)``, start it on the same log dir."""
         ...
 
-    def isolated(self) -> AbstractContextManager[Target]:
-        """A started broker of its own on a fresh log dir, same settings; closed on exit."""
+    def isolated(
+        self, overrides: Mapping[str, str] | None = None
+    ) -> AbstractContextManager[Target]:
+        """A started broker of its own on a fresh log dir, same settings (``overrides``, a
+        scenario's ``setup.broker_configs``, on top); closed on exit."""
         ...

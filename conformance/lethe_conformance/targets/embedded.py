@@ -152,11 +152,12 @@ class EmbeddedTarget:
             self._broker.start()
 
     @contextmanager
-    def isolated(self) -> Iterator[EmbeddedTarget]:
-        """A broker of its own on a fresh temporary log dir, with this one's settings and
-        clock start (own-log-dir); stopped, and its dir removed, on exit."""
+    def isolated(self, overrides: Mapping[str, str] | None = None) -> Iterator[EmbeddedTarget]:
+        """A broker of its own on a fresh temporary log dir, with this one's settings
+        (``overrides`` on top: a scenario's ``setup.broker_configs``) and clock start
+        (own-log-dir); stopped, and its dir removed, on exit."""
         with EmbeddedTarget(
-            overrides=self._settings,
+            overrides=dict(self._settings) | dict(overrides or {}),
             start_ms=self._start_ms,
             request_timeout=self._request_timeout,
         ) as other:

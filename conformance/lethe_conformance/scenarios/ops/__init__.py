@@ -8,11 +8,21 @@
 ``log_dir``     restart_with_files (edit-log-dir targets)
 ``partition_counts`` delete_partitions (KIP-694), create_partitions, metadata,
                 describe_broker_configs
+``groups``      offset_delete, delete_groups
+``raw``         raw_request (hand-made bytes; did the target answer or close?)
 
 Importing this package registers every op.
 """
 
-from lethe_conformance.scenarios.ops import control, files, log_dir, messages, partition_counts
+from lethe_conformance.scenarios.ops import (
+    control,
+    files,
+    groups,
+    log_dir,
+    messages,
+    partition_counts,
+    raw,
+)
 from lethe_conformance.scenarios.ops.control import WaitExpiredError
 from lethe_conformance.scenarios.ops.registry import OPS, Op
 
@@ -22,7 +32,9 @@ __all__ = [
     "WaitExpiredError",
     "control",
     "files",
+    "groups",
     "log_dir",
     "messages",
     "partition_counts",
+    "raw",
 ]

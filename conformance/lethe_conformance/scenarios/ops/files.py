@@ -27,6 +27,8 @@ partitions must not be listed. A file that cannot be read is a mismatch, a
 wrong answer of the target.
 ``text`` compares a whole checkpoint file exactly (for a log dir the scenario
 owns, capability own-log-dir).
+``root_files_present`` / ``root_files_absent`` are glob patterns at the log dir
+root, e.g. a checkpoint's ``.tmp`` that a torn write left behind.
 """
 
 from __future__ import annotations
@@ -72,7 +74,21 @@ def check_files(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mis
         _check_partition(ctx, exp, f"{path}.expect.partitions[{index}]", log_dir, entry)
     for index, entry in enumerate(expect.get("checkpoints", ())):
         _check_checkpoint(ctx, exp, f"{path}.expect.checkpoints[{index}]", log_dir, entry)
+    _check_root(ctx, exp, f"{path}.expect", log_dir, expect)
     return exp.mismatches
+
+
+def _check_root(
+    ctx: RunContext, exp: Expectations, path: str, log_dir: Path, expect: Mapping[str, Any]
+) -> None:
+    """``root_files_present`` / ``root_files_absent``: glob patterns at the log dir root
+    (a checkpoint's ``.tmp`` left by a torn write, KIP107-CKP-7)."""
+    for pattern in expect.get("root_files_present", ()):
+        if not any(log_dir.glob(fill_symbols(ctx, pattern))):
+            exp.missing(f"{path}.root_files_present", f"a file matching {pattern!r}")
+    for pattern in expect.get("root_files_absent", ()):
+        matches = sorted(p.name for p in log_dir.glob(fill_symbols(ctx, pattern)))
+        exp.equal(f"{path}.root_files_absent ({pattern})", [], matches)
 
 
 def _check_partition(
