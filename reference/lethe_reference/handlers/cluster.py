@@ -48,6 +48,7 @@ from lethe_formats.protocol.messages.sasl_handshake import (
 from lethe_reference.handlers.authz import CLUSTER_OPERATIONS, OMITTED
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
+from lethe_reference.handlers.endpoints import advertised_endpoint
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
@@ -86,7 +87,8 @@ def describe_cluster(
             ),
         )
     operations = CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else OMITTED
-    node = DescribeClusterBroker(broker_id=broker.node_id, host=broker.host, port=broker.port)
+    host, port = advertised_endpoint(broker, ctx)
+    node = DescribeClusterBroker(broker_id=broker.node_id, host=host, port=port)
     return DescribeClusterResponse(
         error_code=ErrorCode.NONE,
         error_message=None,

@@ -14,6 +14,8 @@ PLAINTEXT listener, ``User:<name>`` after SASL authentication on a
 SASL_PLAINTEXT one (:mod:`lethe_reference.protocol.sasl`). ``client_host`` is
 the peer's address, which ACL host fields are matched against ("" when the
 connection has no peer address, e.g. in unit tests: only ``*`` hosts match).
+``listener`` names the listener the connection came through (responses that
+advertise addresses use its endpoint, :mod:`.endpoints`).
 """
 
 from __future__ import annotations
@@ -37,3 +39,4 @@ class RequestContext:
     connection_id: int
     principal: str = ANONYMOUS
     client_host: str = ""
+    listener: str = "PLAINTEXT"

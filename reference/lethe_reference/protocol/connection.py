@@ -104,8 +104,10 @@ class BrokerConnection:
         max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
         principal: str = ANONYMOUS,
         peer: str = "",
+        listener: str = "PLAINTEXT",
     ) -> None:
         self.connection_id = connection_id
+        self.listener = listener
         self.api_keys = frozenset(api_keys)
         self.principal = principal
         self.peer = peer
@@ -202,6 +204,7 @@ class BrokerConnection:
             connection_id=self.connection_id,
             principal=self.principal,
             client_host=self.peer.rpartition(":")[0].strip("[]"),
+            listener=self.listener,
         )
         self._machine.process(Input.REQUEST)
         self._in_flight = (ctx, body)

@@ -88,6 +88,7 @@ class BrokerSession:
             handled_api_keys(broker),
             max_frame_size=broker.config.get_int("socket.request.max.bytes"),
             peer=peer,
+            listener=listener.name if listener is not None else "PLAINTEXT",
         )
         self._send = send
         self._close_callback = close

@@ -44,6 +44,7 @@ import logging
 from collections.abc import Sequence
 
 from lethe_reference.broker import Broker
+from lethe_reference.handlers.endpoints import EXTENSION_KEY
 from lethe_reference.protocol.listeners import ListenerSecurity
 from lethe_reference.protocol.session import BrokerSession
 
@@ -97,6 +98,10 @@ class BrokerServer:
             extra = await asyncio.start_server(accept, host, port)
             self._extra_servers.append(extra)
             self.listener_ports[security.name] = extra.sockets[0].getsockname()[1]
+        self.broker.extensions[EXTENSION_KEY] = {
+            security.name: (host, self.listener_ports[security.name])
+            for security, host, _ in self.extra_listeners
+        }
         # Clients connect to what Metadata advertises: the bound address unless told otherwise.
         self.broker.host, self.broker.port = self.advertised or (self.host, self.port)
         self._timer = asyncio.create_task(self._run_timer(), name="lethe-timer")
