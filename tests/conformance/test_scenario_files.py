@@ -43,8 +43,6 @@ NOT_YET_COVERED = {
     "KIP107-PUR-3": "needs a follower that stops fetching while alive (several brokers)",
     "KIP107-PUR-4": "needs a leadership change while DeleteRecords waits (several brokers)",
     "KIP107-PUR-5": "needs a follower fetch completing a waiting DeleteRecords (several brokers)",
-    "KIP107-CKP-7": "tmp + fsync + rename + directory fsync: a reader sees only whole files either "
-    "way; telling them apart needs a crash in the middle of a write",
 }
 
 
@@ -57,11 +55,7 @@ NOT_YET_COVERED_KIP534 = {
 
 
 #: KIP-68 requirements a scenario can observe but none covers, and why (kip68 helper's list).
-NOT_YET_COVERED_KIP68 = {
-    "KIP68-MCO-4": "needs OffsetDelete, DeleteGroups or transactional offset commits: neither "
-    "the runner's ops nor the reference broker have them (unit-tested in "
-    "tests/reference/retention: only the coordinator's committed offsets count)",
-}
+NOT_YET_COVERED_KIP68: dict[str, str] = {}
 
 
 #: KIP-87 requirements a scenario can observe but none covers, and why (kip87 helper's list).
@@ -73,9 +67,6 @@ NOT_YET_COVERED_KIP694 = {
     "KIP694-ERR-4": "needs an authorizer: the reference broker has no SASL principals or ACLs "
     "(every request runs as User:ANONYMOUS and is allowed, handlers/authz.py), so DELETE on "
     "TOPIC cannot be denied",
-    "KIP694-DISC-1": "a target with delete.topic.partition.enable=false does not offer kip694, "
-    "so no kip694 scenario runs there (unit-tested in tests/reference/partitions: key 10694 "
-    "unadvertised, its request closes the connection)",
     "KIP694-MODE-5": "on one node the None mode lasts only inside one deletion check, so no "
     "request can see it (unit-tested in tests/reference/partitions: None refuses Produce, "
     "stays readable)",

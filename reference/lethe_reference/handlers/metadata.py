@@ -29,6 +29,11 @@ partition:
   nothing, so their bytes are Kafka's); below v9, where no tag can travel, it is
   listed with LEADER_NOT_AVAILABLE (5) and leader -1 so an old client does not
   write to it (catalog KIP694-META-1, KIP694-META-2);
+* in an in-process cluster (:mod:`lethe_reference.cluster.metadata_view`):
+  every live broker, and each partition's leader (-1 and
+  LEADER_NOT_AVAILABLE (5) when none), leader epoch, replicas and ISR from
+  the controller; a replica on a stopped broker is listed in
+  ``offline_replicas``;
 * authorized operations (v8+): -2147483648 unless requested; when requested,
   every supported operation (no authorizer, see :mod:`.authz`) on every entry
   but the unknown-id ones, errors included, as Kafka fills them in.
@@ -55,6 +60,7 @@ from lethe_formats.protocol.schema import ZERO_UUID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
 from lethe_reference import faults
+from lethe_reference.cluster.metadata_view import cluster_brokers, cluster_partition
 from lethe_reference.handlers.authz import CLUSTER_OPERATIONS, OMITTED, TOPIC_OPERATIONS
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
@@ -91,6 +97,7 @@ def _partition(
         replica_nodes=(node,),
         isr_nodes=(node,),
     )
+    entry = cluster_partition(broker, info.name, entry)  # an in-process cluster's state
     mode = info.mode(index)
     if mode is PartitionMode.READ_WRITE or faults.active(broker, "metadata-omits-partition-mode"):
         return entry
@@ -219,7 +226,7 @@ def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) -> Met
         node_id=broker.node_id, host=broker.host, port=broker.port
     )
     return MetadataResponse(
-        brokers=(broker_entry,),
+        brokers=cluster_brokers(broker) or (broker_entry,),
         cluster_id=broker.cluster_id,
         controller_id=broker.node_id,
         topics=tuple(topics),
