@@ -15,9 +15,10 @@ Checks, in order (the catalog's KIP694-ERR-* decisions)::
                                         request-level error too: nothing is changed
     a topic named twice                 INVALID_REQUEST "Duplicate topic name." (listed
                                         first, as CreatePartitions lists them)
-    authorization (DELETE on TOPIC)     TOPIC_AUTHORIZATION_FAILED (29) when denied; the
-                                        reference broker has no authorizer (handlers/authz.py:
-                                        everything is allowed), so this never fires here
+    authorization (DELETE on TOPIC)     TOPIC_AUTHORIZATION_FAILED (29) "The topic
+                                        authorization is failed." (CreatePartitions' words)
+                                        when the authorizer denies it (handlers/authz.py;
+                                        without one everything is allowed), existing or not
     unknown topic                       UNKNOWN_TOPIC_OR_PARTITION (3)
     internal topic                      INVALID_TOPIC_EXCEPTION (17)
     a reduction already pending         INVALID_PARTITIONS (37) "... is currently under changes"
@@ -44,6 +45,8 @@ from lethe_formats.protocol.messages.delete_partitions import (
     DeletePartitionsTopicResult,
 )
 
+from lethe_reference.cluster.acl import AclOperation, ResourceType
+from lethe_reference.handlers.authz import authorize
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.partitions.deletion import enabled, start_reduction
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["UNDER_CHANGE", "check_topic", "handle"]
 
 #: The KIP's topic-command warning, as the message of KIP694-ERR-5.
+NOT_AUTHORIZED = "The topic authorization is failed."
 UNDER_CHANGE = "The topic {name} is currently under changes: partitions are pending deletion."
 
 
@@ -96,8 +100,13 @@ def check_topic(broker: Broker, topic: DeletePartitionsTopic) -> tuple[ErrorCode
 
 
 def _reduce(
-    broker: Broker, request: DeletePartitionsRequest, topic: DeletePartitionsTopic
+    broker: Broker,
+    ctx: RequestContext,
+    request: DeletePartitionsRequest,
+    topic: DeletePartitionsTopic,
 ) -> DeletePartitionsTopicResult:
+    if not authorize(broker, ctx, AclOperation.DELETE, ResourceType.TOPIC, topic.name):
+        return _failed(topic.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, NOT_AUTHORIZED)
     code, message = check_topic(broker, topic)
     if code is not ErrorCode.NONE:
         return _failed(topic.name, code, message)
@@ -134,5 +143,5 @@ def handle(
         for name, count in counts.items()
         if count > 1
     ]
-    results += [_reduce(broker, request, t) for t in request.topics if counts[t.name] == 1]
+    results += [_reduce(broker, ctx, request, t) for t in request.topics if counts[t.name] == 1]
     return DeletePartitionsResponse(responses=tuple(results))

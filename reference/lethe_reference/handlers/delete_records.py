@@ -2,7 +2,11 @@
 
 Theory of operation
 -------------------
-Each ``(topic, partition, offset)`` goes through
+Authorization first (KIP-107 "API Authorization"): a topic the principal may
+not DELETE (:mod:`.authz`) gets TOPIC_AUTHORIZATION_FAILED (29) and low
+watermark -1 on every requested partition, whether or not it exists, so an
+unauthorized principal cannot probe for topics (catalog KIP107-AUTH-1/2).
+Every other ``(topic, partition, offset)`` goes through
 :func:`~.partition_ops.delete.delete_records_on_partition` (unknown 3, internal
 17, policy 44, -1 = HW, out of range 1, then the log start offset moves; see
 there). A partition named twice is answered once, for its last offset (Kafka
@@ -33,6 +37,8 @@ from lethe_formats.protocol.messages.delete_records import (
 )
 
 from lethe_reference import faults
+from lethe_reference.cluster.acl import AclOperation, ResourceType
+from lethe_reference.handlers.authz import authorized_names
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.partition_ops.common import watch_key
@@ -86,8 +92,13 @@ def handle(
 ) -> DeleteRecordsResponse | Deferred[DeleteRecordsResponse]:
     """Answer a DeleteRecords request, now or once low watermarks catch up."""
     offsets = {(t.name, p.partition_index): p.offset for t in request.topics for p in t.partitions}
+    allowed = authorized_names(
+        broker, ctx, AclOperation.DELETE, ResourceType.TOPIC, {t for t, _ in offsets}
+    )
     results: Results = {
         (topic, partition): delete_records_on_partition(broker, topic, partition, offset)
+        if topic in allowed
+        else PartitionDelete(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         for (topic, partition), offset in offsets.items()
     }
     failed = [r for r in results.values() if r.error is not ErrorCode.NONE]

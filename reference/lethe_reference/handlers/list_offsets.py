@@ -2,7 +2,10 @@
 
 Theory of operation
 -------------------
-Every requested partition gets one answer from
+A topic the principal may not DESCRIBE (:mod:`.authz`) gets
+TOPIC_AUTHORIZATION_FAILED (29), timestamp -1 and offset -1 on each requested
+partition, before anything else is checked (``partitionSeqByAuthorized``,
+catalog KIP107-LST-8). Every other requested partition gets one answer from
 :func:`~.partition_ops.offsets.list_offset` (special timestamps, versions,
 isolation, leader epochs: see there), except that a partition named more than
 once is INVALID_REQUEST (42), answered once. Answers carry timestamp -1 and
@@ -28,6 +31,8 @@ from lethe_formats.protocol.messages.list_offsets import (
     ListOffsetsTopicResponse,
 )
 
+from lethe_reference.cluster.acl import AclOperation, ResourceType
+from lethe_reference.handlers.authz import authorized_names
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.partition_ops.offsets import duplicate_partitions, list_offset
@@ -69,10 +74,19 @@ def handle(broker: Broker, ctx: RequestContext, request: ListOffsetsRequest) -> 
     """Answer a ListOffsets request (module docstring)."""
     keys = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
     duplicates = duplicate_partitions(keys)
+    allowed = authorized_names(
+        broker, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, {t.name for t in request.topics}
+    )
     answers: dict[tuple[str, int], ListOffsetsPartitionResponse] = {}
     for topic in request.topics:
         for p in topic.partitions:
             key = (topic.name, p.partition_index)
+            if topic.name not in allowed:
+                answers[key] = ListOffsetsPartitionResponse(
+                    partition_index=p.partition_index,
+                    error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                )
+                continue
             if key in duplicates:
                 answers[key] = ListOffsetsPartitionResponse(
                     partition_index=p.partition_index, error_code=ErrorCode.INVALID_REQUEST

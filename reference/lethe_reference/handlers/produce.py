@@ -8,7 +8,9 @@ Theory of operation
    authorization check for the transactional id; with no authorizer only the
    missing id fails). Bytes too broken to tell fail the whole request with
    CORRUPT_MESSAGE, as Kafka's batch iterator throws there.
-2. Per partition: unknown topic or partition is UNKNOWN_TOPIC_OR_PARTITION (3);
+2. Per partition: a topic the principal may not WRITE (:mod:`.authz`) is
+   TOPIC_AUTHORIZATION_FAILED (29), existing or not; then unknown topic or
+   partition is UNKNOWN_TOPIC_OR_PARTITION (3);
    then ``ProduceRequest.validateRecords``; the rest goes to the replica
    manager: ``acks`` outside {-1, 0, 1} fails every remaining partition with
    INVALID_REQUIRED_ACKS (21), internal topics refuse clients other than
@@ -52,6 +54,8 @@ from lethe_formats.protocol.messages.produce import (
 )
 
 from lethe_reference import faults
+from lethe_reference.cluster.acl import AclOperation, ResourceType
+from lethe_reference.handlers.authz import authorized_names
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.partition_ops.append import (
@@ -160,7 +164,14 @@ def handle(broker: Broker, ctx: RequestContext, request: ProduceRequest) -> Prod
     if _has_transactional_records(request) and request.transactional_id is None:
         return error_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
     statuses: dict[TopicPartition, PartitionAppend] = {}
-    for (topic, partition), records in _partitions(request).items():
+    requested = _partitions(request)
+    allowed = authorized_names(
+        broker, ctx, AclOperation.WRITE, ResourceType.TOPIC, {t for t, _ in requested}
+    )
+    for (topic, partition), records in requested.items():
+        if topic not in allowed:
+            statuses[(topic, partition)] = PartitionAppend(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            continue
         if not partition_exists(broker, topic, partition):
             statuses[(topic, partition)] = PartitionAppend(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             continue
