@@ -57,6 +57,7 @@ from lethe_reference import faults
 from lethe_reference.cleaner import LogCleaner
 from lethe_reference.clock import Clock, SystemClock
 from lethe_reference.cluster import group_runtime
+from lethe_reference.cluster.membership import cluster_event
 from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
 from lethe_reference.metadata import METADATA_FILE, TopicInfo, TopicRegistry, new_topic_id
 from lethe_reference.partitions import deletion as partition_deletion
@@ -264,14 +265,18 @@ class Broker:
         configs: dict[str, str] | None = None,
         *,
         topic_id: KafkaUuid | None = None,
+        replication_factor: int = 1,
     ) -> TopicInfo:
-        """Register ``name`` and create its partition logs (validation is the caller's)."""
+        """Register ``name`` and create its partition logs (validation is the caller's);
+        in an in-process cluster the other brokers learn it and the controller places
+        ``replication_factor`` replicas of each partition."""
         info = self.metadata.add(
             TopicInfo(name, topic_id or new_topic_id(), partitions, dict(configs or {}))
         )
         for partition in range(partitions):
             self.log_manager.create_log(name, partition, topic_id=info.topic_id)
         _log.info("created topic %s (%s) with %d partitions", name, info.topic_id, partitions)
+        cluster_event(self, "topic_created", info, replication_factor)
         return info
 
     def delete_topic(self, name: str) -> TopicInfo | None:
@@ -283,6 +288,7 @@ class Broker:
             self.log_manager.delete_log(name, partition)
         self._dir_deletions.append(self.clock.now_ms() + self.log_manager.file_delete_delay_ms)
         _log.info("deleted topic %s (%s)", name, info.topic_id)
+        cluster_event(self, "topic_deleted", info)
         return info
 
     def delete_partition_logs(self, name: str, partitions: list[int]) -> None:
@@ -298,12 +304,14 @@ class Broker:
         info = self.metadata.set_partitions(name, count)
         for partition in range(count):
             self.log_manager.create_log(name, partition, topic_id=info.topic_id)
+        cluster_event(self, "partitions_created", info)
         return info
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> TopicInfo:
         """Replace the overrides of ``name``; its logs see the new LogConfig at once."""
         info = self.metadata.set_configs(name, configs)
         self.log_manager.update_settings(name)
+        cluster_event(self, "configs_changed", info)
         return info
 
     def set_config(self, config: BrokerConfig) -> None:

@@ -24,9 +24,11 @@ Theory of operation
 
 Isolation: ``isolation_level`` 1 reads up to the last stable offset, 0 up to the
 HW; a request from a replica (``replica_id`` or ``replica_state.replica_id`` >= 0)
-reads up to the LEO. Follower fetch state (ISR, follower log start offsets) is
-not tracked: this broker has no followers. ``preferred_read_replica`` is
-always -1 (no rack-aware replica selector, Kafka's default).
+reads up to the LEO. In an in-process cluster the leader then records the
+follower's fetch offset and ``LogStartOffset``
+(:func:`~lethe_reference.cluster.membership.on_replica_fetch`: ISR, HW, low
+watermark, delayed operations re-checked); a single broker has no followers.
+``preferred_read_replica`` is always -1 (no rack-aware replica selector, Kafka's default).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from lethe_formats.protocol.messages.fetch import (
 from lethe_formats.protocol.schema import ZERO_UUID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
+from lethe_reference.cluster.membership import on_replica_fetch
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.partition_ops.common import partition_exists, watch_key
@@ -275,6 +278,30 @@ def error_response(request: FetchRequest, code: ErrorCode, _message: str | None)
     return FetchResponse(error_code=code, session_id=request.session_id, responses=topics)
 
 
+def _replica_id(request: FetchRequest) -> int:
+    """The fetching replica (``ReplicaState`` from v15, ``ReplicaId`` before), -1 if none."""
+    return max(request.replica_id, request.replica_state.replica_id)
+
+
+def _record_follower_fetch(
+    broker: Broker, request: FetchRequest, plan: _Plan, reads: list[PartitionRead]
+) -> None:
+    """A follower's fetch offsets and log start offsets, after the read (``fetchRecords``
+    then ``updateFollowerFetchState``), so its answer carries the HW from before."""
+    replica = _replica_id(request)
+    if replica < 0:
+        return
+    for (_, (topic, partition), requested), read in zip(plan.readable, reads, strict=True):
+        if read.error is ErrorCode.NONE:
+            on_replica_fetch(
+                broker,
+                replica,
+                (topic, partition),
+                fetch_offset=requested.fetch_offset,
+                log_start=requested.log_start_offset,
+            )
+
+
 @handles(ApiKey.FETCH, error_response=error_response)
 def handle(
     broker: Broker, ctx: RequestContext, request: FetchRequest
@@ -282,6 +309,7 @@ def handle(
     """Answer a Fetch, now or when data arrives (module docstring)."""
     plan = _plan(broker, ctx, request)
     reads = plan.read() if plan.readable else []
+    _record_follower_fetch(broker, request, plan, reads)
     total = sum(len(r.records) for r in reads)
     failed = any(r.error is not ErrorCode.NONE or r.diverging_epoch for r in reads)
     if plan.max_wait_ms <= 0 or not plan.readable or total >= plan.min_bytes or failed:

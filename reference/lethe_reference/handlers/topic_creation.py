@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 from lethe_formats.protocol.error_codes import ErrorCode
 
+from lethe_reference.cluster.membership import member_of
 from lethe_reference.config import ConfigError, ConfigSource, validate_topic_configs
 from lethe_reference.config.topic import TOPIC_CONFIG_DEF, TOPIC_SYNONYMS
 from lethe_reference.metadata import CONSUMER_OFFSETS, TRANSACTION_STATE, topic_name_problem
@@ -210,13 +211,19 @@ def plan_topic(
         if replication_factor == -1
         else replication_factor
     )
-    _place(factor)
+    _place(factor, registered_brokers(broker))
     return TopicPlan(name, partitions, factor, checked)
 
 
-def _place(factor: int) -> None:
-    """``StripedReplicaPlacer.place`` on a cluster of one broker."""
-    brokers = 1
+def registered_brokers(broker: Broker) -> int:
+    """Brokers the controller may place replicas on: 1, or the live members of an
+    in-process cluster."""
+    member = member_of(broker)
+    return 1 if member is None else len(member.controller.alive)
+
+
+def _place(factor: int, brokers: int = 1) -> None:
+    """``StripedReplicaPlacer.place`` on a cluster of ``brokers`` live brokers."""
     if factor <= 0:
         reason = f"Invalid replication factor {factor}: the replication factor must be positive."
     elif factor > brokers:
@@ -256,7 +263,7 @@ def internal_topic_plan(broker: Broker, name: str) -> TopicPlan:
     else:
         raise ValueError(f"{name} is not an internal topic")
     check_new_name(broker, name)
-    _place(factor)
+    _place(factor, registered_brokers(broker))
     return TopicPlan(name, partitions, factor, configs)
 
 

@@ -182,7 +182,9 @@ def create_topics(
 def _create(broker: Broker, plan: TopicPlan, validate_only: bool) -> CreatableTopicResult:
     if validate_only:
         return _success(broker, plan, new_topic_id())
-    info = broker.create_topic(plan.name, plan.partitions, plan.configs)
+    info = broker.create_topic(
+        plan.name, plan.partitions, plan.configs, replication_factor=plan.replication_factor
+    )
     return _success(broker, plan, info.topic_id)
 
 

@@ -66,6 +66,7 @@ from lethe_formats.model import (
 )
 from lethe_formats.protocol.error_codes import ErrorCode
 
+from lethe_reference.cluster.membership import high_watermark_after_append, leader_epoch
 from lethe_reference.handlers.partition_ops.common import LEADER_EPOCH, error_code_of
 from lethe_reference.handlers.partition_ops.producer_state import (
     ProducerStateError,
@@ -224,10 +225,13 @@ def _append(broker: Broker, log: PartitionLog, records: bytes) -> PartitionAppen
                 duplicate.timestamp,
                 log.log_start_offset,
             )
-    result = log.append_as_leader(records, LEADER_EPOCH)
+    topic, _, partition = log.name.rpartition("-")
+    result = log.append_as_leader(
+        records, leader_epoch(broker, topic, int(partition), LEADER_EPOCH)
+    )
     if producers is not None and header is not None:
         producers.record(header, result.last_offset, result.max_timestamp)
-    log.maybe_increment_high_watermark(log.log_end_offset)
+    high_watermark_after_append(broker, log, topic, int(partition))  # HW = LEO on one broker
     return PartitionAppend(
         ErrorCode.NONE,
         result.first_offset,

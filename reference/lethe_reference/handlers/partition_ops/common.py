@@ -10,7 +10,9 @@ APIs keep both, because they answer differently:
    itself, before the replica manager sees the partition.
 2. ``getPartitionOrException``: is the partition hosted here? On one broker that
    is "does the log manager have a log for it"; a topic in the registry whose
-   log is missing (a half-created topic) also gives 3.
+   log is missing (a half-created topic) also gives 3. A member of an
+   in-process cluster that hosts the partition but does not lead it answers
+   NOT_LEADER_OR_FOLLOWER (6) (:mod:`lethe_reference.cluster.membership`).
 
 :func:`lookup` does both and returns the :class:`~lethe_reference.storage.log.PartitionLog`
 or the error code.
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from lethe_formats.protocol.error_codes import ErrorCode, known_code
 
+from lethe_reference.cluster.membership import leader_error
 from lethe_reference.metadata import INTERNAL_TOPICS
 from lethe_reference.storage.errors import LogError
 
@@ -87,16 +90,20 @@ def lookup(broker: Broker, topic: str, partition: int) -> PartitionLog | ErrorCo
     if not partition_exists(broker, topic, partition):
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     log = broker.log(topic, partition)
-    return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if log is None else log
+    if log is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    not_leader = leader_error(broker, topic, partition)  # a cluster follower: 6
+    return log if not_leader is None else not_leader
 
 
-def check_leader_epoch(current_leader_epoch: int) -> ErrorCode:
-    """``Partition.checkCurrentLeaderEpoch`` against :data:`LEADER_EPOCH`."""
+def check_leader_epoch(current_leader_epoch: int, leader_epoch: int = LEADER_EPOCH) -> ErrorCode:
+    """``Partition.checkCurrentLeaderEpoch`` against the partition's ``leader_epoch``
+    (:data:`LEADER_EPOCH` on a single broker; a cluster's from its controller)."""
     if current_leader_epoch == NO_EPOCH:
         return ErrorCode.NONE
-    if current_leader_epoch < LEADER_EPOCH:
+    if current_leader_epoch < leader_epoch:
         return ErrorCode.FENCED_LEADER_EPOCH
-    if current_leader_epoch > LEADER_EPOCH:
+    if current_leader_epoch > leader_epoch:
         return ErrorCode.UNKNOWN_LEADER_EPOCH
     return ErrorCode.NONE
 
@@ -108,7 +115,8 @@ def error_code_of(error: LogError) -> ErrorCode:
 
 
 def complete_delayed(broker: Broker, topic: str, partition: int) -> None:
-    """Re-check the delayed Fetch and DeleteRecords requests watching the partition."""
+    """Re-check the delayed Fetch, Produce and DeleteRecords requests watching the partition."""
     key = watch_key(topic, partition)
     broker.purgatories.fetch.check(key)
+    broker.purgatories.produce.check(key)
     broker.purgatories.delete_records.check(key)

@@ -21,15 +21,20 @@ For each requested ``(topic, partition, offset)``, in Kafka's order (kafka-facts
 A success reports the **low watermark** (:func:`low_watermark`): the minimum
 log start offset over the leader and every live follower; on one broker that
 is the leader's, so a delete below the current start reports the current one
-(golden: 17 answers 19). A failure reports -1.
+(golden: 17 answers 19). A failure reports -1. In an in-process cluster the
+followers are the last log start offsets they reported in their fetches
+(:func:`~lethe_reference.cluster.membership.follower_log_starts`).
 
 **Waiting.** Kafka answers at once unless some error-free partition has a low
 watermark below its requested offset (followers lagging). Then the request is
 parked as :class:`DelayedDeleteRecords`: every error-free partition starts as
 REQUEST_TIMED_OUT (7) with its current low watermark, and is satisfied once its
 low watermark reaches the requested offset (rechecked when a follower reports,
-or the HW moves); at the deadline whatever is still pending stays 7. With one
-broker the condition never holds, but the path is here for replication.
+or the HW moves); at the deadline whatever is still pending stays 7 with the
+low watermark computed on arrival. A partition whose leadership moved away
+meanwhile completes with NOT_LEADER_OR_FOLLOWER (6) and -1 (:func:`lookup`).
+With one broker the condition never holds; a cluster follower that has not yet
+adopted the new log start offset makes it wait.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_formats.protocol.messages.delete_records import HIGH_WATERMARK, INVALID_LOW_WATERMARK
 
 from lethe_reference import faults
+from lethe_reference.cluster.membership import follower_log_starts
 from lethe_reference.handlers.partition_ops.common import (
     error_code_of,
     is_internal,
@@ -126,7 +132,8 @@ def delete_records_on_partition(
         delete_log_start_offset_breached_segments(log)
     if faults.active(broker, "low-watermark-is-requested-offset"):
         return PartitionDelete(ErrorCode.NONE, converted, converted)
-    return PartitionDelete(ErrorCode.NONE, converted, low_watermark(log))
+    followers = follower_log_starts(broker, topic, partition)
+    return PartitionDelete(ErrorCode.NONE, converted, low_watermark(log, followers))
 
 
 def delayed_required(results: Iterable[PartitionDelete]) -> bool:
@@ -147,12 +154,12 @@ class DelayedDeleteRecords(Deferred[R]):
         broker: Broker,
         results: Results,
         build: Callable[[Results], R],
-        followers: Callable[[str, int], Iterable[int]] = lambda _topic, _partition: (),
+        followers: Callable[[str, int], Iterable[int]] | None = None,
     ) -> None:
         super().__init__()
         self.broker = broker
         self.build = build
-        self.followers = followers
+        self.followers = followers or (lambda t, p: follower_log_starts(broker, t, p))
         self.pending = {tp for tp, r in results.items() if r.error is ErrorCode.NONE}
         self.results = {
             tp: replace(r, error=ErrorCode.REQUEST_TIMED_OUT) if tp in self.pending else r

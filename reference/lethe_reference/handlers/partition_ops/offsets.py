@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_formats.protocol.messages.list_offsets import ListOffsetsPartitionResponse
 
+from lethe_reference.cluster.membership import leader_epoch
 from lethe_reference.handlers.partition_ops.common import (
     LEADER_EPOCH,
     check_leader_epoch,
@@ -93,7 +94,8 @@ def list_offset(
     found = lookup(broker, topic, partition)
     if isinstance(found, ErrorCode):
         return _error(partition, found)
-    epoch_error = check_leader_epoch(current_leader_epoch)
+    epoch = leader_epoch(broker, topic, partition, LEADER_EPOCH)
+    epoch_error = check_leader_epoch(current_leader_epoch, epoch)
     if epoch_error is not ErrorCode.NONE:
         return _error(partition, epoch_error)
     isolation = None
@@ -104,9 +106,7 @@ def list_offset(
             else IsolationLevel.READ_UNCOMMITTED
         )
     try:
-        result = offset_for_timestamp(
-            found, timestamp, isolation=isolation, leader_epoch=LEADER_EPOCH
-        )
+        result = offset_for_timestamp(found, timestamp, isolation=isolation, leader_epoch=epoch)
     except LogError as error:
         return _error(partition, error_code_of(error))
     except OSError:

@@ -55,6 +55,7 @@ from lethe_formats.model import AbortedTxn
 from lethe_formats.protocol.error_codes import ErrorCode
 
 from lethe_reference import faults
+from lethe_reference.cluster.membership import leader_epoch
 from lethe_reference.handlers.partition_ops.common import (
     NO_EPOCH,
     check_leader_epoch,
@@ -130,7 +131,7 @@ def read_partition(
     found = lookup(broker, *tp)
     if isinstance(found, ErrorCode):
         return PartitionRead(found)
-    epoch_error = check_leader_epoch(requested.current_leader_epoch)
+    epoch_error = check_leader_epoch(requested.current_leader_epoch, leader_epoch(broker, *tp))
     if epoch_error is not ErrorCode.NONE:
         return PartitionRead(epoch_error)
     log = found
@@ -211,7 +212,8 @@ def fetch_satisfied(
         found = lookup(broker, *tp)
         if isinstance(found, ErrorCode):
             return True
-        if check_leader_epoch(requested.current_leader_epoch) is not ErrorCode.NONE:
+        epoch = leader_epoch(broker, *tp)
+        if check_leader_epoch(requested.current_leader_epoch, epoch) is not ErrorCode.NONE:
             return True
         end = _end_offset(found, isolation)
         offset = requested.fetch_offset

@@ -1,0 +1,206 @@
+"""A follower replicating one partition from its leader (``ReplicaFetcherThread``), sans-IO.
+
+Theory of operation
+-------------------
+A :class:`PartitionFetcher` sends the leader real Fetch requests, as Kafka
+4.0's replica fetcher does at Fetch v17: ``ReplicaState`` carries the
+follower's id (a replica fetch, read up to the LEO), the topic is named by id,
+``CurrentLeaderEpoch`` is the epoch the follower follows, ``FetchOffset`` its
+LEO and ``LogStartOffset`` its own log start offset (which the leader uses in
+the low watermark). The request goes through the leader broker's own
+:func:`~lethe_reference.handlers.dispatch.dispatch`, in process, so every rule
+of the Fetch handler applies, long poll included::
+
+    send Fetch(max_wait 500 ms, min_bytes 1)
+      answered now  -> process, send the next one at once
+      parked        -> the leader's fetch purgatory completes it when data is
+                       appended or at the deadline -> process, send the next one
+      error         -> retry after replica.fetch.backoff.ms (a scheduler task)
+
+Processing a partition's answer (``processPartitionData``): append the records
+with their offsets (``appendAsFollower``), set the HW to ``min(leader's HW,
+own LEO)``, then raise the log start offset to the leader's
+(``maybeIncrementLogStartOffset(leaderLogStartOffset, LeaderOffsetIncremented)``:
+max of the two; segments wholly below it go at the follower's next retention
+pass, as on the leader).
+
+Because a parked fetch completes inside the request that appended the data,
+a follower has the records (and the leader its new HW, from the follower's
+next fetch) before that Produce is answered: replication needs no clock
+advance, while everything that waits in Kafka (the long poll, the retry
+backoff) waits on the broker clock, so a virtual clock keeps it
+deterministic.
+
+Kafka's defaults stand for the ``replica.fetch.*`` settings
+(:data:`WAIT_MAX_MS` etc.). Simplifications: one fetcher per partition
+(Kafka shares one fetch session per source broker), no fetch session, no
+``LastFetchedEpoch`` (replicas are never truncated: leaders only move among
+in-sync replicas here).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import uuid
+from typing import TYPE_CHECKING
+
+from lethe_formats.protocol.api_keys import ApiKey
+from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.messages.fetch import (
+    FetchPartition,
+    FetchRequest,
+    FetchResponse,
+    FetchTopic,
+    ReplicaState,
+)
+
+from lethe_reference.handlers.context import RequestContext
+from lethe_reference.handlers.dispatch import dispatch
+from lethe_reference.purgatory import Deferred
+from lethe_reference.storage.errors import LogError
+from lethe_reference.storage.log import LogStartOffsetIncrementReason
+
+if TYPE_CHECKING:
+    from lethe_reference.cluster.membership import Member
+    from lethe_reference.storage.log import PartitionLog
+
+__all__ = ["FETCH_VERSION", "WAIT_MAX_MS", "PartitionFetcher"]
+
+_log = logging.getLogger(__name__)
+#: The Fetch version Kafka 4.0's replica fetcher uses.
+FETCH_VERSION = 17
+#: ``replica.fetch.wait.max.ms``, ``replica.fetch.min.bytes``, ``replica.fetch.max.bytes``,
+#: ``replica.fetch.response.max.bytes``, ``replica.fetch.backoff.ms`` (Kafka's defaults).
+WAIT_MAX_MS = 500
+MIN_BYTES = 1
+PARTITION_MAX_BYTES = 1_048_576
+RESPONSE_MAX_BYTES = 10_485_760
+BACKOFF_MS = 1000
+TopicPartition = tuple[str, int]
+
+
+class PartitionFetcher:
+    """Replicates ``tp`` from ``leader_id`` at ``leader_epoch`` (module docstring)."""
+
+    def __init__(
+        self, member: Member, tp: TopicPartition, leader_id: int, leader_epoch: int
+    ) -> None:
+        self.member = member
+        self.tp = tp
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
+        self.stopped = False
+        self.in_flight: Deferred[FetchResponse] | None = None
+        self.fetches = 0
+        self._task = f"replica-fetcher-{member.node_id}-{tp[0]}-{tp[1]}"
+
+    def start(self) -> None:
+        self._run()
+
+    def stop(self) -> None:
+        """Stop for good; a parked fetch's answer is then ignored."""
+        self.stopped = True
+        self.in_flight = None
+        self.member.broker.scheduler.cancel(self._task)
+
+    # --- the loop -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self.stopped:
+            result = self._send()
+            if result is None:
+                self._back_off()
+                return
+            if isinstance(result, Deferred):
+                if not result.done:
+                    self.in_flight = result
+                    result.add_callback(functools.partial(self._answered, result))
+                    return
+                result = result.result()
+            if not self._process(result):
+                self._back_off()
+                return
+
+    def _answered(self, sent: Deferred[FetchResponse], response: FetchResponse) -> None:
+        if self.stopped or self.in_flight is not sent:
+            return
+        self.in_flight = None
+        if self._process(response):
+            self._run()
+        else:
+            self._back_off()
+
+    def _back_off(self) -> None:
+        scheduler = self.member.broker.scheduler
+        if not self.stopped and not scheduler.is_scheduled(self._task):
+            scheduler.schedule(self._task, BACKOFF_MS, self._run)
+            self.member.wake(self.member.node_id)
+
+    # --- one request ---------------------------------------------------------------------
+
+    def _send(self) -> FetchResponse | Deferred[FetchResponse] | None:
+        leader = self.member.peer(self.leader_id)
+        log = self.member.broker.log(*self.tp)
+        info = self.member.broker.metadata.get(self.tp[0])
+        if leader is None or not leader.started or log is None or info is None:
+            return None
+        self.fetches += 1
+        request = self.request(log, uuid.UUID(bytes=info.topic_id.raw))
+        ctx = RequestContext(
+            api_key=int(ApiKey.FETCH),
+            api_version=FETCH_VERSION,
+            correlation_id=self.fetches,
+            client_id=f"broker-{self.member.node_id}-fetcher-0",
+            connection_id=-self.member.node_id,
+        )
+        result = dispatch(leader, ctx, request)
+        self.member.wake(self.leader_id)  # a parked fetch has a deadline there
+        if isinstance(result, FetchResponse | Deferred):
+            return result
+        return None
+
+    def request(self, log: PartitionLog, topic_id: uuid.UUID) -> FetchRequest:
+        """The Fetch a follower sends for this partition (module docstring)."""
+        partition = FetchPartition(
+            partition=self.tp[1],
+            current_leader_epoch=self.leader_epoch,
+            fetch_offset=log.log_end_offset,
+            log_start_offset=log.log_start_offset,
+            partition_max_bytes=PARTITION_MAX_BYTES,
+        )
+        return FetchRequest(
+            replica_state=ReplicaState(replica_id=self.member.node_id, replica_epoch=-1),
+            max_wait_ms=WAIT_MAX_MS,
+            min_bytes=MIN_BYTES,
+            max_bytes=RESPONSE_MAX_BYTES,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,
+            topics=(FetchTopic(topic=self.tp[0], topic_id=topic_id, partitions=(partition,)),),
+        )
+
+    def _process(self, response: FetchResponse) -> bool:
+        """``processPartitionData``; False when the answer was an error (back off)."""
+        log = self.member.broker.log(*self.tp)
+        answers = [p for t in response.responses for p in t.partitions]
+        if response.error_code != ErrorCode.NONE or len(answers) != 1 or log is None:
+            return False
+        data = answers[0]
+        if data.error_code != ErrorCode.NONE:
+            _log.info(
+                "fetch of %s-%d from %d failed: %d", *self.tp, self.leader_id, data.error_code
+            )
+            return False
+        try:
+            if data.records:
+                log.append_as_follower(data.records)
+            log.update_high_watermark(min(data.high_watermark, log.log_end_offset))
+            if data.log_start_offset > log.log_start_offset:
+                log.maybe_increment_log_start_offset(
+                    data.log_start_offset, LogStartOffsetIncrementReason.LEADER_OFFSET_INCREMENTED
+                )
+        except (LogError, OSError) as error:
+            _log.warning("follower %s-%d: %s", *self.tp, error)
+            return False
+        return True
