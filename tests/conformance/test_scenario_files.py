@@ -47,11 +47,7 @@ NOT_YET_COVERED = {
 
 
 #: KIP-534 requirements a scenario can observe but none covers, and why (kip534 helper's list).
-NOT_YET_COVERED_KIP534 = {
-    "KIP534-TXN-8": "needs a log where an aborted transaction rewrites a committed key: "
-    "neither golden nor fixture logs hold one, producers cannot write markers, and the "
-    "runner has no transactional client (nor the reference broker a coordinator)",
-}
+NOT_YET_COVERED_KIP534: dict[str, str] = {}
 
 
 #: KIP-68 requirements a scenario can observe but none covers, and why (kip68 helper's list).
