@@ -331,6 +331,14 @@ _ALL = (
         "Consumed retention deletes consumed segments at once, without waiting for "
         "retention.commitoffset.ms, reading the KIP's 'consumed' as the only condition.",
     ),
+    Fault(
+        "offset-delete-leaves-offsets-counting",
+        ("KIP68-MCO-4",),
+        "handlers/group_deletion.py",
+        "OffsetDelete writes its tombstones and answers NONE but leaves the group's "
+        "in-memory offsets as they were, so OffsetFetch still returns a deleted offset and "
+        "consumed retention keeps counting it until the coordinator reloads the partition.",
+    ),
     # --- KIP-694: partition reduction ----------------------------------------------------
     Fault(
         "produce-accepted-on-read-only-partition",

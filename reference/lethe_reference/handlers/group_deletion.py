@@ -41,6 +41,7 @@ from lethe_formats.protocol.messages.offset_delete import (
     OffsetDeleteResponseTopic,
 )
 
+from lethe_reference import faults
 from lethe_reference.cluster.group_runtime import runtime_of
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
@@ -86,7 +87,13 @@ def handle_offset_delete(
     """Answer an OffsetDelete request (module docstring)."""
     answers, known = _split(broker, request)
     runtime = runtime_of(broker)
-    result = runtime.coordinator.delete_offsets(request.group_id, known)
+    coordinator = runtime.coordinator
+    stale = None
+    if faults.active(broker, "offset-delete-leaves-offsets-counting"):
+        stale = dict(coordinator.offsets.get(request.group_id, {}))
+    result = coordinator.delete_offsets(request.group_id, known)
+    if stale:  # deliberate fault: the tombstones are written, memory is not updated
+        coordinator.offsets[request.group_id] = stale
     runtime.rearm()
     if result.error_code:
         return OffsetDeleteResponse(error_code=result.error_code)
