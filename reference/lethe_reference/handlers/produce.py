@@ -18,7 +18,9 @@ Theory of operation
    (:func:`~.partition_ops.append.append_to_partition`).
 3. After each successful append the HW is at the LEO (one replica), so
    ``acks=-1`` is satisfied at once, and parked Fetch / DeleteRecords requests
-   watching the partition are re-checked.
+   watching the partition are re-checked. In an in-process cluster the HW
+   waits for the ISR, and an ``acks=-1`` answer may wait with it
+   (:mod:`lethe_reference.cluster.delayed_produce`).
 
 The response lists partitions in request order, grouped by topic (a partition
 named twice is answered once, for its last data). ``acks=0``: the handler still
@@ -55,6 +57,7 @@ from lethe_formats.protocol.messages.produce import (
 
 from lethe_reference import faults
 from lethe_reference.cluster.acl import AclOperation, ResourceType
+from lethe_reference.cluster.delayed_produce import maybe_delay
 from lethe_reference.handlers.authz import authorized_names
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
@@ -73,6 +76,7 @@ from lethe_reference.handlers.partition_ops.common import (
 )
 from lethe_reference.partitions.deletion import mode_of
 from lethe_reference.partitions.state import PartitionMode
+from lethe_reference.purgatory import Deferred
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
@@ -159,7 +163,9 @@ def _append(
 
 
 @handles(ApiKey.PRODUCE, error_response=error_response)
-def handle(broker: Broker, ctx: RequestContext, request: ProduceRequest) -> ProduceResponse:
+def handle(
+    broker: Broker, ctx: RequestContext, request: ProduceRequest
+) -> ProduceResponse | Deferred[ProduceResponse]:
     """Answer a Produce request (module docstring)."""
     if _has_transactional_records(request) and request.transactional_id is None:
         return error_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
@@ -182,4 +188,4 @@ def handle(broker: Broker, ctx: RequestContext, request: ProduceRequest) -> Prod
             statuses[(topic, partition)] = PartitionAppend(ErrorCode.INVALID_REQUIRED_ACKS)
         else:
             statuses[(topic, partition)] = _append(broker, ctx, topic, partition, records or b"")
-    return _response(statuses)
+    return maybe_delay(broker, request.acks, request.timeout_ms, statuses, _response)

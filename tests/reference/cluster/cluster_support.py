@@ -17,6 +17,11 @@ from lethe_formats.protocol.messages.delete_records import (
     DeleteRecordsRequest,
     DeleteRecordsTopic,
 )
+from lethe_formats.protocol.messages.produce import (
+    PartitionProduceData,
+    ProduceRequest,
+    TopicProduceData,
+)
 from lethe_formats.records.builder import RecordSpec
 from lethe_reference.clock import ManualClock
 from lethe_reference.embedded_cluster import EmbeddedCluster
@@ -43,10 +48,10 @@ def create(cluster: EmbeddedCluster, topic: str, configs: dict[str, str] | None 
     assert answer.topics[0].error_code == 0, answer
 
 
-def produce(cluster: EmbeddedCluster, node: int, topic: str, count: int) -> int:
+def produce(cluster: EmbeddedCluster, node: int, topic: str, count: int, acks: int = -1) -> int:
     records = build_records([RecordSpec(b"k", b"v%d" % i, (), START_MS) for i in range(count)])
     with connect(cluster, node) as conn:
-        response = calls.produce(conn, topic, 0, records)
+        response = calls.produce(conn, topic, 0, records, acks=acks)
     answer = response.responses[0].partition_responses[0]
     assert answer.error_code == 0, answer
     return answer.base_offset
@@ -90,3 +95,14 @@ def segment_bases(cluster: EmbeddedCluster, node: int, topic: str) -> list[int]:
         return [segment.base_offset for segment in log.segments]
 
     return cluster.call(read)
+
+
+def produce_in_loop(
+    cluster: EmbeddedCluster, node: int, topic: str, count: int, *, acks: int, timeout_ms: int
+) -> Any:
+    """Produce dispatched on broker ``node`` in the loop thread: the response or a Deferred."""
+    records = build_records([RecordSpec(b"k", b"v%d" % i, (), START_MS) for i in range(count)])
+    data = TopicProduceData(topic, (PartitionProduceData(0, records),))
+    request = ProduceRequest(acks=acks, timeout_ms=timeout_ms, topic_data=(data,))
+    ctx = RequestContext(int(ApiKey.PRODUCE), 9, 1, "test", 1)
+    return cluster.call(lambda: dispatch(cluster.broker(node), ctx, request))

@@ -17,6 +17,7 @@ from cluster_support import (
     delete_in_loop,
     offsets,
     produce,
+    produce_in_loop,
     result_of,
     running_cluster,
     segment_bases,
@@ -103,7 +104,7 @@ def test_the_low_watermark_counts_a_live_follower_out_of_the_isr_but_not_a_stopp
         create(cluster, "t")
         produce(cluster, 1, "t", 10)
         cluster.pause_fetching(3, "t", 0)
-        produce(cluster, 1, "t", 2)  # 3 falls behind the leader's LEO
+        produce(cluster, 1, "t", 2, acks=1)  # 3 falls behind the leader's LEO
         assert offsets(cluster, 1, "t") == (0, 10, 12)  # the HW waits for the ISR
         cluster.advance(46_000)  # > replica.lag.time.max.ms: 3 leaves the ISR
         state = cluster.partition_state("t", 0)
@@ -146,3 +147,39 @@ def test_a_follower_deletes_its_segments_wholly_below_the_leaders_log_start_offs
         bases = segment_bases(cluster, 3, "t")
         assert bases == [4]
         assert offsets(cluster, 3, "t")[0] == 4
+
+
+def produce_error(answer: object) -> int:
+    code: int = answer.responses[0].partition_responses[0].error_code  # type: ignore[attr-defined]
+    return code
+
+
+def test_an_acks_all_produce_waits_for_a_stalled_in_sync_follower_until_it_leaves_the_isr(
+    tmp_path: Path,
+) -> None:
+    with running_cluster(tmp_path) as cluster:
+        create(cluster, "t")
+        produce(cluster, 1, "t", 10)
+        cluster.pause_fetching(3, "t", 0)
+        waiting = produce_in_loop(cluster, 1, "t", 2, acks=-1, timeout_ms=60_000)
+        assert isinstance(waiting, Deferred)
+        cluster.advance(30_000)
+        assert not done(waiting)
+        cluster.advance(16_000)  # the ISR check after replica.lag.time.max.ms drops 3
+        assert done(waiting)
+        assert produce_error(waiting.result()) == NONE
+        assert offsets(cluster, 1, "t") == (0, 12, 12)
+
+
+def test_an_acks_all_produce_times_out_while_the_isr_has_not_got_the_records(
+    tmp_path: Path,
+) -> None:
+    with running_cluster(tmp_path) as cluster:
+        create(cluster, "t")
+        produce(cluster, 1, "t", 10)
+        cluster.pause_fetching(3, "t", 0)
+        waiting = produce_in_loop(cluster, 1, "t", 2, acks=-1, timeout_ms=5_000)
+        cluster.advance(5_000)
+        assert produce_error(waiting.result()) == TIMED_OUT
+        answer = produce_in_loop(cluster, 1, "t", 2, acks=1, timeout_ms=5_000)
+        assert produce_error(answer) == NONE  # acks=1: the leader's append is enough
