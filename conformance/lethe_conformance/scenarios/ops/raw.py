@@ -2,11 +2,13 @@
 
 Theory of operation
 -------------------
-Kafka closes the connection when a request names an API key it does not serve
-(``RequestContext.parseRequest`` cannot find the key; ``SocketServer`` drops the
-channel without a response). So "the key is unknown" is observable only as a
-closed connection, and a scenario needs a step that sends a request no typed op
-would send to a target that does not advertise it::
+Kafka closes the connection when a request names an API key it does not serve:
+``SocketServer``'s processor parses the request header first (``RequestHeader.parse``
+-> ``ApiKeys.forId`` fails on an unknown id; a known but disabled API fails
+``isApiEnabled``) and on that exception closes the channel without a response.
+So "the key is unknown" is observable only as a closed connection, and a scenario
+needs a step that sends a request no typed op would send to a target that does
+not advertise it::
 
     send   header (api_key, version, correlation id, client id) | body bytes as given
     recv   a response with our correlation id   -> connection_closed false
