@@ -481,16 +481,10 @@ def make_env(spark: Any, audit_out: tuple[Path, Any], tmp: Path) -> Env:
         return _ENV["env"]
     from lethe_tools.audit.checks.frames import live_logs
     from lethe_tools.audit.job import read_back, write_tables
-    from lethe_tools.audit.tables import read_tables
 
     dirs = build_root(tmp / "root")
     out = tmp / "out"
-    read = read_tables(spark, [str(tmp / "root")])
-    try:
-        read.union.count()
-        write_tables(read.tables, str(out), lambda text: None)
-    finally:
-        read.release()
+    write_tables(spark, [str(tmp / "root")], str(out), lambda text: None)
     mine, shared = read_back(spark, str(out)), read_back(spark, str(audit_out[0]))
     tables = {name: mine[name].unionByName(shared[name]) for name in mine}
     env = Env(dirs, out, tables, live_logs(tables).cache(), audit_out[1])

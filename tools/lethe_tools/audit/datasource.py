@@ -14,6 +14,8 @@ Options
 ``level``                    ``records`` (default) | ``batches`` | any audit table name
                              (``segments``, ``indexes``, ``checkpoints``, ``offsets``,
                              ``partitions``, ``problems``) | ``audit`` (all tables at once)
+                             | ``write`` (the job's: tasks write Parquet, see below)
+``out``                      level ``write``: the folder (or URI) the tables go to
 ``partitionBytes``           bytes of files per input partition (default 128 MiB)
 ``minPartitions``            at least this many input partitions when there are enough files
 ``rowsPerBatch``             rows per Arrow batch a task yields (default 65536)
@@ -29,15 +31,18 @@ fill in). Each task (``read()``) decodes its items with
 :func:`lethe_tools.audit.decode.decode_item` and yields Arrow record batches
 built column-wise from the row buffers; nothing is converted row by row.
 
+The ``write`` level is what ``lethe audit`` runs: each task decodes its items
+once and writes every table's rows to ``OUT/<table>/part-<task>.parquet``
+itself (:mod:`lethe_tools.audit.sink`); the DataFrame holds only what was
+written, a row ``(table, file, rows)`` per Parquet file, so no bulk row
+crosses into the JVM. Reading it twice writes the same files again.
+
 The ``audit`` level returns one DataFrame whose columns are the tables but
 ``records``, each a nullable struct with that table's schema; a row has
-exactly one non-null column. Segments are decoded to the last record there
-(problems, offsets) without building records rows. The job reads the files
-once this way, caches the result (small: about one row per batch), splits it
-with ``where(col(t).isNotNull()).select(f"{t}.*")``, and writes the records
-table from its own ``records`` read (:mod:`lethe_tools.audit.tables`). Any
-single table level returns that table's schema directly; faults met there are
-dropped except at ``problems`` and ``audit`` (they never fail the read).
+exactly one non-null column (segments decoded to the last record for their
+problems and offsets, without records rows). Any single table level returns
+that table's schema directly; faults met there are dropped except at
+``problems`` and ``audit`` (they never fail the read).
 """
 
 from __future__ import annotations
@@ -48,26 +53,42 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from lethe_tools.audit.decode import decode_item
 from lethe_tools.audit.discover import Item, discover
 from lethe_tools.audit.rows import Columns, Tables
 from lethe_tools.audit.schemas import TABLES
+from lethe_tools.audit.sink import to_record_batch, write_items
 
-__all__ = ["AUDIT_SCHEMA", "AUDIT_TABLES", "LEVELS", "KafkaLogDataSource", "plan", "register"]
+__all__ = [
+    "AUDIT_SCHEMA",
+    "AUDIT_TABLES",
+    "LEVELS",
+    "WRITTEN",
+    "KafkaLogDataSource",
+    "plan",
+    "register",
+]
 
 FORMAT = "kafka-log"
 #: Tables the ``audit`` level returns (records has its own read: see tables.py).
 AUDIT_TABLES = tuple(name for name in TABLES if name != "records")
 #: The ``audit`` level's schema: one nullable struct column per table but records.
 AUDIT_SCHEMA = StructType([StructField(name, TABLES[name], True) for name in AUDIT_TABLES])
-LEVELS = ("audit", *TABLES)
+#: The ``write`` level's schema: one row per Parquet file a task wrote.
+WRITTEN = StructType(
+    [
+        StructField("table", StringType(), False),
+        StructField("file", StringType(), False),
+        StructField("rows", LongType(), False),
+    ]
+)
+LEVELS = ("audit", "write", *TABLES)
 _SMALL_FILE_COST = 64 * 1024  # planning weight of an index/checkpoint: opening costs too
 _DEFAULT_PARTITION_BYTES = 128 * 1024 * 1024
 _DEFAULT_ROWS = 65536
@@ -83,15 +104,17 @@ _ITEMS: dict[str, tuple[frozenset[str] | None, str]] = {
     "partitions": (frozenset({"partition"}), "batches"),
     "problems": (None, "validate"),
     "audit": (None, "validate"),
+    "write": (None, "all"),
 }
 
 
 class FilesPartition(InputPartition):
     """An input partition: the items one task decodes."""
 
-    def __init__(self, items: list[Item]) -> None:
+    def __init__(self, items: list[Item], index: int = 0) -> None:
         super().__init__(len(items))
         self.items = items
+        self.index = index
 
 
 def _level(options: Any) -> str:
@@ -142,6 +165,9 @@ class KafkaLogReader(DataSourceReader):
         self.partition_bytes = int(options.get("partitionBytes", _DEFAULT_PARTITION_BYTES))
         self.min_partitions = int(options.get("minPartitions", 1))
         self.rows_per_batch = int(options.get("rowsPerBatch", _DEFAULT_ROWS))
+        self.out = str(options.get("out", ""))
+        if self.level == "write" and not self.out:
+            raise ValueError("kafka-log: level write needs option out (the tables' folder)")
 
     def partitions(self) -> list[InputPartition]:
         kinds, _ = _ITEMS[self.level]
@@ -152,11 +178,17 @@ class KafkaLogReader(DataSourceReader):
             and (self.level != "offsets" or item.topic == "__consumer_offsets")
         ]
         packed = plan(items, self.partition_bytes, self.min_partitions)
-        return [FilesPartition(chosen) for chosen in packed] or [FilesPartition([])]
+        parts: list[InputPartition] = [
+            FilesPartition(chosen, index) for index, chosen in enumerate(packed)
+        ]
+        return parts or [FilesPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, FilesPartition), "partitions() made every partition"
         _, decode_level = _ITEMS[self.level]
+        if self.level == "write":
+            yield _written(write_items(partition.items, self.out, partition.index))
+            return
         out = Tables()
         for item in partition.items:
             for _ in decode_item(item, decode_level, out):
@@ -176,32 +208,25 @@ class KafkaLogReader(DataSourceReader):
             return
         for columns in out.all():
             if columns.table == self.level and columns.count:
-                yield _table_batch(columns)
+                yield to_record_batch(columns)
             else:
                 columns.take()  # rows of other tables are not part of this level
 
 
-def _arrow_schema(table: str) -> pa.Schema:
-    return to_arrow_schema(TABLES[table])
-
-
-def _table_batch(columns: Columns) -> pa.RecordBatch:
-    schema = _arrow_schema(columns.table)
-    data, runs = columns.take()
-    arrays = []
-    for field in schema:
-        values = pa.array(data[field.name], type=field.type)
-        lengths = runs.get(field.name)
-        if lengths is not None:  # one value per run: repeat each by its run length
-            values = values.take(np.repeat(np.arange(len(lengths)), lengths))
-        arrays.append(values)
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+def _written(files: list[tuple[str, str, int]]) -> pa.RecordBatch:
+    """The ``write`` level's rows: (table, file, rows) per Parquet file a task wrote."""
+    arrays = [
+        pa.array([table for table, _, _ in files], type=pa.string()),
+        pa.array([file for _, file, _ in files], type=pa.string()),
+        pa.array([rows for _, _, rows in files], type=pa.int64()),
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=to_arrow_schema(WRITTEN))
 
 
 def _union_batch(columns: Columns) -> pa.RecordBatch:
     """A batch of the audit schema whose only non-null column is ``columns.table``."""
     count = columns.count
-    table = _table_batch(columns)
+    table = to_record_batch(columns)
     schema = to_arrow_schema(AUDIT_SCHEMA)
     arrays = []
     for field in schema:
@@ -221,6 +246,8 @@ class KafkaLogDataSource(DataSource):
 
     def schema(self) -> StructType:
         level = _level(self.options)
+        if level == "write":
+            return WRITTEN
         return AUDIT_SCHEMA if level == "audit" else TABLES[level]
 
     def reader(self, schema: StructType) -> DataSourceReader:

@@ -16,7 +16,8 @@ the records of each entry at the deep levels. Three levels (:data:`LEVELS`)::
 
     batches   headers + CRC only               batches, segments rows; scan/CRC problems
     validate  + every record decoded           + record problems, offsets rows (no records rows)
-    records   + every record decoded           + records rows
+    records   + every record decoded           + records rows (no offsets rows)
+    all       + every record decoded           + records rows and offsets rows
 
 Per entry::
 
@@ -26,10 +27,9 @@ Per entry::
     __consumer_offsets records -> offsets rows (offsets.offset_rows)
     scan end     -> segments row           (+ problems row for the error that ended it)
 
-Building a row per record is the expensive part (decoding in C is a tenth
-of it), so the job decodes twice rather than building records rows it does
-not need: ``validate`` for everything but the records table, ``records`` for
-that table alone (:mod:`lethe_tools.audit.tables`).
+The job decodes every file once at level ``all`` and its tasks write every
+table's rows straight to Parquet (:mod:`lethe_tools.audit.sink`); the data
+source's single-table levels decode only as deep as their table needs.
 
 Nothing here may fail a task: every error, typed or not, becomes a problems
 row naming file, position, field and the error class; the item is then
@@ -63,7 +63,7 @@ from lethe_tools.audit.rows import Columns, Tables, problem_row
 __all__ = ["LEVELS", "Columns", "Tables", "decode_item", "key_hash"]
 
 #: How deep a segment is decoded; see the module docstring.
-LEVELS = ("batches", "validate", "records")
+LEVELS = ("batches", "validate", "records", "all")
 _CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
@@ -128,8 +128,9 @@ class _SegmentDecoder:
 
     def __init__(self, item: Item, level: str, out: Tables) -> None:
         self.item = item
-        self.records = level == "records"
-        self.deep = level in ("validate", "records")
+        self.records = level in ("records", "all")
+        self.offsets = level in ("validate", "all")
+        self.deep = level in ("validate", "records", "all")
         self.out = out
         self.summary = _Segment()
         self.data: Any = b""
@@ -246,10 +247,9 @@ class _SegmentDecoder:
             return
         if self.records:
             _append_records(self, pos, header, records, horizon)
-            return
-        if header.attributes & 0x20:
+        elif header.attributes & 0x20:
             self.control_types(records, pos)  # validated for its problems rows
-        if item.topic == CONSUMER_OFFSETS_TOPIC:
+        if self.offsets and item.topic == CONSUMER_OFFSETS_TOPIC:
             rows, errors = offset_rows(item.path, item.partition or 0, header, records)
             for row in rows:
                 self.out.offsets.add(row)

@@ -25,6 +25,11 @@ a name that looks like a segment or partition dir but does not parse becomes
 an ``Item(kind="problem")`` so that it reaches the problems table through the
 same tasks as every other finding. Files Kafka does not write (``*.tmp``,
 broker logs) are ignored, as ``lethe verify`` ignores them.
+
+Each ``partition`` item also carries ``checkpoints``: the root offset
+checkpoint files found for its log dir, so the task that writes its
+partitions row fills the checkpoint columns itself
+(:mod:`lethe_tools.audit.files`) instead of a join after all tasks.
 """
 
 from __future__ import annotations
@@ -88,6 +93,7 @@ class Item:
     message: str | None = None
     field: str | None = None
     error: str | None = None
+    checkpoints: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -257,4 +263,16 @@ def discover(paths: Iterable[str]) -> Inventory:
             seen.add((logdir, only))
             inventory.logdirs.append(logdir)
             inventory.items.extend(_logdir_items(logdir, only))
+    return _with_checkpoints(inventory)
+
+
+def _with_checkpoints(inventory: Inventory) -> Inventory:
+    """Give every partition item the root checkpoint files found for its log dir."""
+    found: dict[str, list[str]] = {}
+    for item in inventory.items:
+        if item.kind == "checkpoint":
+            found.setdefault(item.logdir, []).append(item.path)
+    for index, item in enumerate(inventory.items):
+        if item.kind == "partition" and item.logdir in found:
+            inventory.items[index] = replace(item, checkpoints=tuple(found[item.logdir]))
     return inventory

@@ -13,13 +13,23 @@ single-process readers, the same ones ``lethe verify`` uses::
     root offset checkpoints      read_offset_checkpoint    -> checkpoints rows
     leader-epoch-checkpoint      read_leader_epoch_checkpoint -> checkpoints rows
     partition dir + partition.metadata                     -> partitions row
+      + its log dir's root offset checkpoints              (checkpoint columns)
     discovery problem                                      -> problems row
 
 Index entries keep Kafka's reading rule (an entry after the first with a
 relative offset of 0 ends a preallocated index); their offsets are made
-absolute with the segment's base offset from the file name. The partitions
-row leaves the checkpoint columns null: the job fills them with a join
-against the checkpoints table (:mod:`lethe_tools.audit.tables`).
+absolute with the segment's base offset from the file name.
+
+A partitions row carries the root checkpoints' entries for it
+(``log_start_offset`` <- ``log-start-offset-checkpoint``, ``recovery_point``,
+``high_watermark`` <- ``replication-offset-checkpoint``, ``cleaner_offset``):
+the largest offset of the entries with its topic and partition in that file
+of its log dir, null when there is none, when the file cannot be read (the
+checkpoint item reports that problem) or when the directory is not live
+(Kafka's checkpoints describe the live log, not a ``-delete``/``-stray``/
+``-future`` copy). Each task reads the few root checkpoint files itself
+(kept per process by path and modification time), so the table needs no
+join after the tasks.
 """
 
 from __future__ import annotations
@@ -43,7 +53,16 @@ from lethe_formats.storage.txn_index import check_txn_index, read_txn_index
 from lethe_tools.audit.discover import Item
 from lethe_tools.audit.rows import Tables, problem_row
 
-__all__ = ["decode_small_file"]
+__all__ = ["CHECKPOINT_COLUMNS", "checkpoint_values", "decode_small_file"]
+
+#: partitions column <- root checkpoint file
+CHECKPOINT_COLUMNS = {
+    "log_start_offset": "log-start-offset-checkpoint",
+    "recovery_point": "recovery-point-offset-checkpoint",
+    "high_watermark": "replication-offset-checkpoint",
+    "cleaner_offset": "cleaner-offset-checkpoint",
+}
+_READ_CHECKPOINTS: dict[tuple[str, int], dict[tuple[str, int], int]] = {}
 
 _OFFSET_INDEX_SIZE, _TIME_INDEX_SIZE, _TXN_INDEX_SIZE = 8, 12, 34
 
@@ -172,6 +191,40 @@ def _leader_epoch(item: Item, out: Tables) -> None:
         )
 
 
+def _checkpoint_entries(path: str) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> largest offset in one root checkpoint ({} when unreadable)."""
+    try:
+        key = (path, os.stat(path).st_mtime_ns)
+    except OSError:
+        return {}
+    cached = _READ_CHECKPOINTS.get(key)
+    if cached is None:
+        cached = {}
+        try:
+            checkpoint = read_offset_checkpoint(_read(path), file=path)
+        except (FormatError, OSError):
+            checkpoint = None
+        for entry in checkpoint.entries if checkpoint else ():
+            where = (entry.topic, entry.partition)
+            cached[where] = max(cached.get(where, entry.offset), entry.offset)
+        _READ_CHECKPOINTS[key] = cached
+    return cached
+
+
+def checkpoint_values(item: Item) -> tuple[int | None, ...]:
+    """The partitions row's checkpoint columns (CHECKPOINT_COLUMNS order) for ``item``."""
+    info = item.partition_info
+    if info is None or info.dir_kind != "live" or item.topic is None or item.partition is None:
+        return (None,) * len(CHECKPOINT_COLUMNS)
+    files = {os.path.basename(path): path for path in item.checkpoints}
+    where = (item.topic, item.partition)
+    values: list[int | None] = []
+    for name in CHECKPOINT_COLUMNS.values():
+        path = files.get(name)
+        values.append(None if path is None else _checkpoint_entries(path).get(where))
+    return tuple(values)
+
+
 def _partition(item: Item, out: Tables) -> None:
     info = item.partition_info
     assert info is not None, "discovery sets it on every partition item"
@@ -195,10 +248,7 @@ def _partition(item: Item, out: Tables) -> None:
             info.log_bytes,
             info.first_base_offset,
             info.active_base_offset,
-            None,
-            None,
-            None,
-            None,
+            *checkpoint_values(item),
         )
     )
 

@@ -1,19 +1,23 @@
-"""The ``lethe audit`` job: read the log dirs once, write the tables, run the checks, report.
+"""The ``lethe audit`` job: decode the log dirs once in tasks that write Parquet, check, report.
 
 Theory of operation
 -------------------
 ::
 
-    discover (listing) -> kafka-log(level=audit), persisted      lethe_tools.audit.tables
-        -> OUT/<table>/ Parquet for each of the eight tables       (schemas.TABLES order)
-        -> tables read back from Parquet
+    discover (listing) -> kafka-log(level=write) tasks               lethe_tools.audit.sink
+        each task: its files decoded once, every table's rows
+        -> OUT/<table>/part-<task>.parquet (pyarrow)  -> (table, file, rows) to the driver
+        -> tables read from Parquet
         -> lethe_tools.audit.checks.run_all(spark, tables, now_ms) -> findings
         -> lethe_tools.audit.report.write(findings, report_dir)
 
-The checks run on the tables as written, read back from Parquet, so what
-they judge is exactly what a user finds under ``OUT``; the cached read is
-released first. ``now_ms`` is the time every age is measured against
-(retention, delete horizons): ``--now`` makes a run reproducible.
+No row passes through the JVM on the way to Parquet, each file is read once,
+and the tables are complete when the tasks end (a partitions row gets its
+checkpoint columns in its task): the checks are the first Spark SQL work.
+They run on the tables as written, read from Parquet, so what they judge is
+exactly what a user finds under ``OUT``. Rows per table come from the tasks' own counts of what they
+wrote. ``now_ms`` is the time every age is measured against (retention,
+delete horizons): ``--now`` makes a run reproducible.
 
 Outcome (:class:`JobResult`): rows per table and the problems count. Exit
 status, decided like ``lethe verify``'s: 0 when no file had a problem, 1 when
@@ -31,15 +35,23 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
-from lethe_tools.audit import checks, report
+from lethe_tools.audit import checks, report, sink
 from lethe_tools.audit.checks import Findings
+from lethe_tools.audit.datasource import FORMAT, absolute
 from lethe_tools.audit.schemas import TABLES
-from lethe_tools.audit.tables import read_tables
 
-__all__ = ["SMALL_TABLES", "JobResult", "default_report", "run_checks", "run_job", "write_tables"]
+__all__ = [
+    "TASKS_PER_CORE",
+    "JobResult",
+    "default_report",
+    "read_back",
+    "run_checks",
+    "run_job",
+    "write_tables",
+]
 
-#: Tables written as a single Parquet file (a handful of rows per partition or file).
-SMALL_TABLES = frozenset({"partitions", "segments", "checkpoints", "offsets", "problems"})
+#: At least this many decode tasks per core, so a slow (compressed) file evens out.
+TASKS_PER_CORE = 4
 
 Say = Callable[[str], None]
 
@@ -64,12 +76,28 @@ def default_report(out: str) -> str:
     return os.path.abspath("lethe-audit-report") if "://" in out else os.path.join(out, "report")
 
 
-def write_tables(tables: dict[str, DataFrame], out: str, say: Say) -> None:
-    """Each table as Parquet under ``out/<table>/`` (replacing an earlier run's)."""
+def write_tables(spark: SparkSession, paths: list[str], out: str, say: Say) -> dict[str, int]:
+    """Every table of ``paths`` as Parquet under ``out/<table>/`` (replacing an earlier
+    run's); returns rows per table. See the module docstring."""
+    sink.clear(out, TABLES)
+    tasks = TASKS_PER_CORE * spark.sparkContext.defaultParallelism
+    written = (
+        spark.read.format(FORMAT)
+        .option("paths", absolute(paths))
+        .option("level", "write")
+        .option("out", out)
+        .option("minPartitions", str(tasks))
+        .load()
+        .collect()
+    )
+    rows = dict.fromkeys(TABLES, 0)
+    for row in written:
+        rows[row["table"]] += int(row["rows"])
+    say(f"decoded {sum(rows.values())} rows into {len(written)} Parquet files")
+    sink.write_empty(out, [name for name, count in rows.items() if not count])
     for name in TABLES:
-        frame = tables[name].coalesce(1) if name in SMALL_TABLES else tables[name]
-        frame.write.mode("overwrite").parquet(os.path.join(out, name))
-        say(f"wrote {name}")
+        say(f"wrote {name}: {rows[name]} rows")
+    return rows
 
 
 def read_back(spark: SparkSession, out: str) -> dict[str, DataFrame]:
@@ -102,18 +130,10 @@ def run_job(
 ) -> JobResult:
     """The whole audit of ``paths`` into ``out``; see the module docstring."""
     out = out if "://" in out else os.path.abspath(out)  # hdfs://, s3a://: as given
-    read = read_tables(spark, paths)
     say(f"decoding {', '.join(paths)}")
-    try:
-        # Fill the cache with every task at once; a coalesced write of a small
-        # table would otherwise pull the whole decode into one task.
-        entries = read.union.count()
-        say(f"decoded {entries} rows (every table but records, which is written from its own read)")
-        write_tables(read.tables, out, say)
-    finally:
-        read.release()
+    rows = write_tables(spark, paths, out, say)
     tables = read_back(spark, out)
-    result = JobResult(out, {name: frame.count() for name, frame in tables.items()})
+    result = JobResult(out, rows)
     result.report = report_dir if report_dir is not None else default_report(out)
     result.findings = run_checks(spark, tables, now_ms, result.report, say)
     return result
