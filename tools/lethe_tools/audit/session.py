@@ -17,11 +17,19 @@ settled before the session starts:
   when not set already, so a cluster's own setting wins.
 * **Network and noise**: ``SPARK_LOCAL_IP=127.0.0.1`` for local masters
   (no host-name warning, no listening on other interfaces; local masters also
-  get no web UI and 8 shuffle partitions instead of 200); the driver's log4j
+  get no web UI and as many shuffle partitions as cores instead of 200, the
+  audit's check tables being small); the driver's log4j
   gets a small log4j2 file in the temp dir: everything at ERROR, with
   ``org.apache.spark`` named explicitly (PySpark announces its shell's default
   level unless the root and Spark's logger agree), and Spark's own console
   progress bar is off (the job prints its own, :mod:`lethe_tools.audit.progress`).
+* **A short-lived JVM**: in local mode the driver JVM is the executor, and the
+  audit's JVM work is many small queries (the bulk decoding runs in Python
+  tasks). Java's optimising JIT compiler (C2) and parallel GC threads then
+  mostly compete with the tasks for the cores, so local masters run the JVM
+  with the quick C1 compiler only (``-XX:TieredStopAtLevel=1``) and the serial
+  collector: measured, the checks took about a third less wall time on two
+  cores.
 """
 
 from __future__ import annotations
@@ -136,6 +144,19 @@ def _log4j_file() -> str:
     return path
 
 
+#: JVM options for local masters (see the module docstring).
+_LOCAL_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+_LOCAL_CORES = re.compile(r"^local\[(\d+)")
+
+
+def _local_cores(master: str) -> int:
+    """Cores of a local master: ``local[2]`` -> 2, ``local``/``local[*]`` -> this machine's."""
+    match = _LOCAL_CORES.match(master)
+    if match:
+        return max(1, int(match[1]))
+    return 1 if master == "local" else os.cpu_count() or 1
+
+
 def _prepare_environment(master: str) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -153,16 +174,19 @@ def start_session(
 
     from lethe_tools.audit.datasource import register  # noqa: PLC0415 - imports pyspark
 
+    local = master.startswith("local")
+    java_options = f"-Dlog4j2.configurationFile={_log4j_file()}"
+    java_options += f" {_LOCAL_JVM}" if local else ""
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log4j_file()}")
+        .config("spark.driver.extraJavaOptions", java_options)
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
     )
-    if master.startswith("local"):  # one machine: no web UI, few shuffle partitions
+    if local:  # one machine: no web UI, few shuffle partitions
         builder = builder.config("spark.ui.enabled", "false")
-        builder = builder.config("spark.sql.shuffle.partitions", "8")
+        builder = builder.config("spark.sql.shuffle.partitions", str(_local_cores(master)))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

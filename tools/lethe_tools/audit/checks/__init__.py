@@ -2,15 +2,19 @@
 
 Theory of operation
 -------------------
-:func:`run_all` computes the live logs once (:func:`.frames.live_logs`), runs
-every check of :data:`CHECKS` in order and collects, per check, the number of
-findings, the bytes and records they cover, a bounded sample (ordered by
-topic, partition, offset so reports are stable) and the check's metrics
-(counts per message kind and bytes per topic come from the same grouped
-aggregation as the totals: each check costs its own collects, one grouped
-job and one sample job). The
-definitions are the check modules' docstrings; the report prints them beside
-the figures so a reader knows exactly what was counted.
+:func:`run_all` computes, once and cached, the live logs
+(:func:`.frames.live_logs`) and the live records any check reads
+(:func:`.frames.check_records`: one scan of the records table for all
+checks), runs every check of :data:`CHECKS` and collects, per check, the
+number of findings, the bytes and records they cover, a bounded sample
+(ordered by topic, partition, offset so reports are stable) and the check's
+metrics. The findings of all checks are one cached union, so every count,
+sum, count per message kind and bytes per topic comes from one grouped
+aggregation, and every check's sample from one windowed query (the first
+``sample_rows`` per check): two Spark jobs for all checks, not two each.
+:func:`run_check` does the same for one check alone. The definitions are the
+check modules' docstrings; the report prints them beside the figures so a
+reader knows exactly what was counted.
 
 =====================  ==========================================================
 ``below-log-start``    bytes and records on disk below the log start offset
@@ -25,16 +29,18 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from functools import reduce
 from types import ModuleType
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
 
 from lethe_tools.audit.checks import below_log_start, compaction, consumed, horizons, integrity
 from lethe_tools.audit.checks.context import CheckContext, CheckOutput
-from lethe_tools.audit.checks.frames import live_logs
+from lethe_tools.audit.checks.frames import check_records, live_logs
 from lethe_tools.audit.checks.model import (
+    FINDING_COLUMNS,
     AuditOptions,
     CheckResult,
     Findings,
@@ -52,24 +58,52 @@ def _definition(module: ModuleType) -> str:
     return rest.strip() or doc
 
 
-def _grouped(output: CheckOutput, frame: DataFrame) -> list[dict[str, Any]]:
-    """Findings counted and summed per (kind, topic): one Spark job for every figure."""
+_ORDER = ("topic", "partition", "offset", "file", "position", "message")
+
+
+def _with_kind(output: CheckOutput) -> DataFrame:
+    """The findings with ``kind``: the message part ``kind_pattern`` captures ("" without one)."""
     pattern = output.kind_pattern
     kind = F.regexp_extract("message", pattern, 1) if pattern else F.lit("")
-    rows = (
-        frame.groupBy(kind.alias("kind"), F.col("topic"))
+    return output.findings.withColumn("kind", kind)
+
+
+def _gather(
+    outputs: list[CheckOutput], sample_rows: int
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+    """check -> grouped figures per (kind, topic), and check -> sample rows (in _ORDER).
+
+    Two Spark jobs over the cached union of every check's findings."""
+    union = reduce(DataFrame.unionByName, [_with_kind(output) for output in outputs]).cache()
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in (
+        union.groupBy("check", "kind", "topic")
         .agg(F.count(F.lit(1)).alias("n"), F.sum("bytes").alias("b"), F.sum("records").alias("r"))
         .collect()
-    )
-    return [row.asDict() for row in rows]
+    ):
+        groups.setdefault(row["check"], []).append(row.asDict())
+    samples: dict[str, list[dict[str, Any]]] = {}
+    if groups:
+        order = Window.partitionBy("check").orderBy(*_ORDER)
+        first = union.withColumn("_n", F.row_number().over(order)).where(F.col("_n") <= sample_rows)
+        ranked = sorted(first.select(*FINDING_COLUMNS, "_n").collect(), key=lambda r: r["_n"])
+        for row in ranked:
+            sample = row.asDict()
+            del sample["_n"]
+            samples.setdefault(sample["check"], []).append(sample)
+    union.unpersist()
+    for output in outputs:
+        for frame in output.cached:
+            frame.unpersist()
+    return groups, samples
 
 
-def _collect(module: ModuleType, output: CheckOutput, sample_rows: int) -> CheckResult:
-    frame = output.findings.cache()
-    groups = _grouped(output, frame)
-    ordered = frame.orderBy("topic", "partition", "offset", "file", "position", "message")
-    samples = [row.asDict() for row in ordered.limit(sample_rows).collect()] if groups else []
-    frame.unpersist()
+def _result(
+    module: ModuleType,
+    output: CheckOutput,
+    groups: list[dict[str, Any]],
+    samples: list[dict[str, Any]],
+) -> CheckResult:
     metrics = {k: v for k, v in output.metrics.items() if k != "tombstone_ages"}
     for kind, name in output.kinds.items():
         metrics[name] = sum(int(g["n"] or 0) for g in groups if g["kind"] == kind)
@@ -95,7 +129,9 @@ def run_check(module: ModuleType, ctx: CheckContext) -> tuple[CheckResult, Check
     """One check's result (and its raw output, for the plots)."""
     runner: Callable[[CheckContext], CheckOutput] = module.run
     output = runner(ctx)
-    return _collect(module, output, ctx.options.sample_rows), output
+    groups, samples = _gather([output], ctx.options.sample_rows)
+    name = module.NAME
+    return _result(module, output, groups.get(name, []), samples.get(name, [])), output
 
 
 def run_all(
@@ -108,10 +144,15 @@ def run_all(
     del spark  # the tables carry their session; kept for the job's call shape
     options = options or AuditOptions()
     logs = live_logs(tables).cache()
-    ctx = CheckContext(tables, logs, now_ms, options)
+    records = check_records(tables, logs).cache()
+    ctx = CheckContext(tables, logs, now_ms, options, records)
     findings = Findings(now_ms=now_ms, problems=tables["problems"].count())
-    for module in CHECKS:
-        result, output = run_check(module, ctx)
+    runners: list[Callable[[CheckContext], CheckOutput]] = [module.run for module in CHECKS]
+    outputs = [runner(ctx) for runner in runners]
+    groups, samples = _gather(outputs, options.sample_rows)
+    for module, output in zip(CHECKS, outputs, strict=True):
+        name = module.NAME
+        result = _result(module, output, groups.get(name, []), samples.get(name, []))
         findings.checks.append(result)
         for kind, by_topic in output.reclaimable.items():
             for topic, size in by_topic.items():
@@ -119,5 +160,6 @@ def run_all(
         ages = output.metrics.get("tombstone_ages")
         if isinstance(ages, list) and all(isinstance(b, HistogramBucket) for b in ages):
             findings.tombstone_ages = ages
+    records.unpersist()
     logs.unpersist()
     return findings

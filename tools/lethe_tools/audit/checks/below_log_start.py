@@ -46,11 +46,15 @@ NAME = "below-log-start"
 TITLE = "Bytes and records on disk below the log start offset"
 
 
-def findings(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
-    """One finding per live batch starting below its log's start offset."""
+def findings(
+    tables: dict[str, DataFrame], logs: DataFrame, records: DataFrame | None = None
+) -> DataFrame:
+    """One finding per live batch starting below its log's start offset.
+
+    ``records``: live records with their log's columns (default: all of them)."""
     batches = live_batches(tables, logs).where(F.col("base_offset") < F.col("log_start"))
     below = (
-        live_records(tables, logs)
+        (live_records(tables, logs) if records is None else records)
         .where(F.col("offset") < F.col("log_start"))
         .groupBy("file", "batch_position")
         .agg(F.count(F.lit(1)).alias("records_below"))
@@ -105,4 +109,5 @@ def run(ctx: CheckContext) -> CheckOutput:
         "pending_deleted_bytes": int(pending["b"] or 0) if pending else 0,
     }
     by_topic = {row["topic"]: int(row["b"] or 0) for row in per_topic}
-    return CheckOutput(findings(ctx.tables, ctx.logs), metrics, {"below_log_start": by_topic})
+    frame = findings(ctx.tables, ctx.logs, ctx.live_records())
+    return CheckOutput(frame, metrics, {"below_log_start": by_topic})

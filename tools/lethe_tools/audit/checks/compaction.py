@@ -42,9 +42,13 @@ def parent_dir(column: str) -> Column:
     return F.regexp_extract(F.col(column), r"^(.*)/[^/]*$", 1)
 
 
-def cleaned_records(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
-    """Records of the cleaned part, with ``dir`` and ``aborted`` (see the definition)."""
-    records = live_records(tables, logs).where(
+def cleaned_records(
+    tables: dict[str, DataFrame], logs: DataFrame, live: DataFrame | None = None
+) -> DataFrame:
+    """Records of the cleaned part, with ``dir`` and ``aborted`` (see the definition).
+
+    ``live``: live records with their log's columns (default: all of them)."""
+    records = (live_records(tables, logs) if live is None else live).where(
         F.col("cleaner_offset").isNotNull()
         & (F.col("offset") >= F.col("log_start"))
         & (F.col("offset") < F.col("cleaner_offset"))
@@ -79,8 +83,11 @@ def cleaned_records(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
     )
 
 
-def findings(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
-    records = cleaned_records(tables, logs)
+def findings(
+    tables: dict[str, DataFrame], logs: DataFrame, live: DataFrame | None = None
+) -> DataFrame:
+    """Shadowed keys and aborted records of the cleaned part (``live`` as in cleaned_records)."""
+    records = cleaned_records(tables, logs, live)
     data = records.where(~F.col("aborted") & F.col("key_hash").isNotNull())
     latest = F.max("offset").over(Window.partitionBy("dir", "key_hash"))
     shadowed = data.withColumn("latest", latest).withColumn(
@@ -116,7 +123,7 @@ def oracle_metrics(frame: DataFrame, oracle_dirs: tuple[str, ...]) -> dict[str, 
 
 
 def run(ctx: CheckContext) -> CheckOutput:
-    frame = findings(ctx.tables, ctx.logs)
+    frame = findings(ctx.tables, ctx.logs, ctx.live_records())
     logs = ctx.logs.where(F.col("cleaner_offset").isNotNull()).count()
     metrics: dict[str, object] = {"compacted_logs_checked": logs}
     if ctx.options.oracle_dirs:

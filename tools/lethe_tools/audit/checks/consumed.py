@@ -104,9 +104,10 @@ def min_committed(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
     return logs.join(minimum, ["topic", "partition"]).withColumn("min_committed", capped)
 
 
-def _segments(ctx: CheckContext) -> DataFrame:
+def _segments(ctx: CheckContext, committed: DataFrame) -> DataFrame:
+    """Live segments of the logs in ``committed`` (min_committed's rows), the rule's columns."""
     order = Window.partitionBy(*LOG_KEYS).orderBy("base_offset")
-    logs = min_committed(ctx.tables, ctx.logs).select(*LOG_KEYS, "log_end", "min_committed")
+    logs = committed.select(*LOG_KEYS, "log_end", "min_committed")
     segments = live_segments(ctx.tables).join(logs, LOG_KEYS)
     next_base = F.coalesce(F.lead("base_offset").over(order), F.col("log_end"))
     # Kafka's LogSegment.largestTimestamp: the max timestamp when there is one (>= 0;
@@ -127,7 +128,9 @@ def _segments(ctx: CheckContext) -> DataFrame:
 
 
 def run(ctx: CheckContext) -> CheckOutput:
-    segments = _segments(ctx)
+    # Cached: the findings, the count and the DeleteRecords sums all read them.
+    committed = min_committed(ctx.tables, ctx.logs).cache()
+    segments = _segments(ctx, committed).cache()
     prefix = segments.withColumn(
         "message",
         F.when(
@@ -152,10 +155,11 @@ def run(ctx: CheckContext) -> CheckOutput:
     by_delete_records = segments.where(
         ~F.col("is_active") & (F.col("next_base") <= F.col("min_committed"))
     )
-    partitions = min_committed(ctx.tables, ctx.logs).count()
+    partitions = committed.count()
     return CheckOutput(
         frame,
         {"partitions_with_commits": partitions},
         {"delete_records": per_topic_sum(by_delete_records, "size")},
         reclaim_as="consumed_retention",
+        cached=[segments, committed],
     )

@@ -28,10 +28,22 @@ __all__ = ["CheckContext", "CheckOutput", "per_topic_sum"]
 
 @dataclass(frozen=True, slots=True)
 class CheckContext:
+    """The tables, the live logs, ``now`` and the options; ``records``, when set, is the
+    shared (cached) :func:`~.frames.check_records` frame the checks read records from."""
+
     tables: dict[str, DataFrame]
     logs: DataFrame
     now_ms: int
     options: AuditOptions
+    records: DataFrame | None = None
+
+    def live_records(self) -> DataFrame:
+        """The live records a check may look at: the shared frame, else computed here."""
+        if self.records is not None:
+            return self.records
+        from lethe_tools.audit.checks.frames import check_records  # noqa: PLC0415 - cycle
+
+        return check_records(self.tables, self.logs)
 
 
 @dataclass(slots=True)
@@ -45,6 +57,8 @@ class CheckOutput:
     kind_pattern: str = ""
     #: reclaimable kind under which the findings' bytes per topic are reported
     reclaim_as: str | None = None
+    #: frames the check cached; released once its findings are collected
+    cached: list[DataFrame] = field(default_factory=list)
 
 
 def per_topic_sum(frame: DataFrame, column: str) -> dict[str, int]:

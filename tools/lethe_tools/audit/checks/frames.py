@@ -15,7 +15,11 @@ leftovers the broker removes or replaces. The checks therefore work on:
   empty), plus the checkpoint columns;
 * :func:`live_batches` / :func:`live_records`: batches and records of live
   segments joined with their log's row, so each knows its log start offset,
-  cleaner offset and high watermark.
+  cleaner offset and high watermark;
+* :func:`check_records`: the live records any check reads (below the log
+  start, tombstones, the cleaned part of a compacted log). ``run_all``
+  caches it once, so the records table is scanned once for every check;
+  each check still applies its own full condition to it.
 
 Joins go through the ``file`` column (``segments.file`` is unique per
 ``.log`` file) because batches and records do not carry the log dir.
@@ -33,6 +37,7 @@ from lethe_tools.audit.checks.model import FINDING_COLUMNS
 
 __all__ = [
     "LOG_KEYS",
+    "check_records",
     "findings_frame",
     "lit_long",
     "live_batches",
@@ -98,6 +103,18 @@ def live_batches(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
 def live_records(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
     """Records of live segments with their log's offsets."""
     return _with_log(tables["records"], tables, logs)
+
+
+def check_records(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
+    """Live records below the log start, tombstones, and records of the cleaned part.
+
+    A superset of the rows every record-level condition of the checks selects
+    (below-log-start: ``offset < log_start``; delete-horizon: tombstones;
+    compaction: ``offset < cleaner_offset``), with the columns they read.
+    """
+    cleaned = F.col("cleaner_offset").isNotNull() & (F.col("offset") < F.col("cleaner_offset"))
+    wanted = (F.col("offset") < F.col("log_start")) | F.col("is_tombstone") | cleaned
+    return live_records(tables, logs).where(wanted)
 
 
 def findings_frame(check: str, frame: DataFrame, **columns: Column) -> DataFrame:

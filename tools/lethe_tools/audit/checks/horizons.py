@@ -88,9 +88,13 @@ def _marker_findings(batches: DataFrame, now_ms: int) -> DataFrame:
     )
 
 
-def findings(tables: dict[str, DataFrame], logs: DataFrame, now_ms: int) -> DataFrame:
-    """Record findings (tombstones) and batch findings (markers), one frame."""
-    records = live_records(tables, logs)
+def findings(
+    tables: dict[str, DataFrame], logs: DataFrame, now_ms: int, records: DataFrame | None = None
+) -> DataFrame:
+    """Record findings (tombstones) and batch findings (markers), one frame.
+
+    ``records``: live records with their log's columns (default: all of them)."""
+    records = live_records(tables, logs) if records is None else records
     batches = live_batches(tables, logs)
     return _record_findings(records, now_ms).unionByName(_marker_findings(batches, now_ms))
 
@@ -121,8 +125,9 @@ KINDS = {
 
 
 def run(ctx: CheckContext) -> CheckOutput:
-    frame = findings(ctx.tables, ctx.logs, ctx.now_ms)
+    records = ctx.live_records()
+    frame = findings(ctx.tables, ctx.logs, ctx.now_ms, records)
     pattern = "^(" + "|".join(KINDS) + ")"
     output = CheckOutput(frame, kinds=KINDS, kind_pattern=pattern)
-    output.metrics["tombstone_ages"] = age_histogram(live_records(ctx.tables, ctx.logs), ctx.now_ms)
+    output.metrics["tombstone_ages"] = age_histogram(records, ctx.now_ms)
     return output
