@@ -98,6 +98,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--lethe-control", metavar="CMD", help="control hook command (targets/)")
     group.addoption("--lethe-sasl-user", metavar="USER", help="SASL/PLAIN user name")
     group.addoption("--lethe-sasl-password", metavar="PASSWORD", help="SASL/PLAIN password")
+    group.addoption(
+        "--lethe-user-sasl-user",
+        metavar="USER",
+        help="a second SASL/PLAIN principal with no ACLs (capability principals; the "
+        "--lethe-sasl-user one must be a super user)",
+    )
+    group.addoption(
+        "--lethe-user-sasl-password", metavar="PASSWORD", help="the second principal's password"
+    )
     group.addoption("--lethe-baseline", metavar="FILE", help="known failures (strict xfail)")
 
 
@@ -135,12 +144,17 @@ def _bootstrap_target(config: pytest.Config) -> BootstrapTarget:
     user, password = config.getoption("lethe_sasl_user"), config.getoption("lethe_sasl_password")
     if (user is None) != (password is None):
         raise pytest.UsageError("give both --lethe-sasl-user and --lethe-sasl-password")
+    second = config.getoption("lethe_user_sasl_user")
+    second_password = config.getoption("lethe_user_sasl_password")
+    if (second is None) != (second_password is None):
+        raise pytest.UsageError("give both --lethe-user-sasl-user and --lethe-user-sasl-password")
     control = config.getoption("lethe_control")
     try:
         return BootstrapTarget(
             address,
             log_dir=config.getoption("lethe_log_dir"),
             sasl=None if user is None else PlainCredentials(user, password),
+            user=None if second is None else PlainCredentials(second, second_password),
             control=None if control is None else ControlHook.parse(control),
         )
     except ValueError as error:

@@ -96,6 +96,24 @@ _ALL = (
         "request validation, although the other partitions' log start offsets may have moved.",
     ),
     Fault(
+        "delete-records-skips-authorization",
+        ("KIP107-AUTH-1", "KIP107-AUTH-2"),
+        "handlers/delete_records.py",
+        "DeleteRecords never asks the authorizer for DELETE on the topic: any authenticated "
+        "principal can move any topic's log start offset, and an absent topic answers "
+        "UNKNOWN_TOPIC_OR_PARTITION instead of TOPIC_AUTHORIZATION_FAILED, as when the "
+        "handler is written without the KIP's 'API Authorization' section.",
+    ),
+    Fault(
+        "low-watermark-is-leader-log-start",
+        ("KIP107-LWM-1", "KIP107-PUR-2"),
+        "cluster/membership.py",
+        "The low watermark of a replicated partition is the leader's own log start offset: the "
+        "log start offsets followers report are ignored, so DeleteRecords answers at once while "
+        "the followers still hold the records, as when lowWatermarkIfLeader is written for one "
+        "replica.",
+    ),
+    Fault(
         "delete-records-ignores-cleanup-policy",
         ("KIP107-DEL-7",),
         "handlers/partition_ops/delete.py",

@@ -30,20 +30,7 @@ CATALOG = known_requirement_ids()
 
 #: KIP-107 requirements a scenario can observe but none covers yet, and why: this list
 #: must shrink, never silently grow (a newly covered ID must be removed from it).
-NOT_YET_COVERED = {
-    "KIP107-AUTH-1": "needs an authorizer and a SASL principal without DELETE on the topic; the "
-    "reference broker has no authorizer and the runner takes one set of credentials",
-    "KIP107-AUTH-2": "needs an authorizer and an unauthorized SASL principal (see KIP107-AUTH-1)",
-    "KIP107-LST-8": "needs an authorizer and a SASL principal without DESCRIBE on the topic",
-    "KIP107-ERR-4": "needs a second broker to send DeleteRecords to a follower",
-    "KIP107-LWM-1": "needs replicas on several brokers (the low watermark over live replicas)",
-    "KIP107-LWM-4": "needs a follower on a second broker adopting the leader's log start offset",
-    "KIP107-LWM-5": "needs a follower on a second broker reporting its log start offset in Fetch",
-    "KIP107-PUR-2": "needs a lagging follower: on one broker DeleteRecords never waits",
-    "KIP107-PUR-3": "needs a follower that stops fetching while alive (several brokers)",
-    "KIP107-PUR-4": "needs a leadership change while DeleteRecords waits (several brokers)",
-    "KIP107-PUR-5": "needs a follower fetch completing a waiting DeleteRecords (several brokers)",
-}
+NOT_YET_COVERED = {}
 
 
 #: KIP-534 requirements a scenario can observe but none covers, and why (kip534 helper's list).
@@ -60,9 +47,6 @@ NOT_YET_COVERED_KIP87: dict[str, str] = {}
 
 #: KIP-694 requirements a scenario can observe but none covers, and why (kip694 helper's list).
 NOT_YET_COVERED_KIP694 = {
-    "KIP694-ERR-4": "needs an authorizer: the reference broker has no SASL principals or ACLs "
-    "(every request runs as User:ANONYMOUS and is allowed, handlers/authz.py), so DELETE on "
-    "TOPIC cannot be denied",
     "KIP694-MODE-5": "on one node the None mode lasts only inside one deletion check, so no "
     "request can see it (unit-tested in tests/reference/partitions: None refuses Produce, "
     "stays readable)",

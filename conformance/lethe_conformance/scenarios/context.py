@@ -20,6 +20,18 @@ time, read from the Produce response of a LogAppendTime topic), and a later
 expectation refers to it as ``{"ref": name, "plus": "6000"}``;
 :meth:`RunContext.value` resolves both forms.
 
+Principals (capability ``principals``): while a step runs with
+``"principal": role`` (:meth:`RunContext.acting_as`), :meth:`RunContext.conn`
+returns a connection authenticated as that role (one per role, opened
+lazily); :meth:`RunContext.principal` turns a role into the
+``User:<name>`` string ACLs name. ACLs a step creates are remembered
+(:attr:`RunContext.acls`) so the runner removes them afterwards.
+
+On a cluster target (capability ``cluster-control``) a step's ``broker`` names a
+role (``leader``, ``follower-1``, ...; :attr:`RunContext.roles` maps them to
+broker ids once setup is done) and the step's requests go to that broker
+(:attr:`RunContext.route`).
+
 The connection is opened lazily and dropped after anything that may have cut
 it (a restart, a clock jump that can outlast ``connections.max.idle.ms``);
 the next request reconnects.
@@ -33,15 +45,22 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, cast
 
 from lethe_formats.protocol.error_codes import error_name
 
+from lethe_conformance.client.acl_calls import Acl
 from lethe_conformance.client.connection import KafkaConnection
 from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.model import Scenario, ScenarioError
-from lethe_conformance.targets.base import Target
+from lethe_conformance.targets.base import (
+    PRINCIPALS,
+    CapabilityMissingError,
+    PrincipalTarget,
+    Target,
+)
 
 __all__ = ["Expectations", "RunContext", "render"]
 
@@ -60,20 +79,82 @@ class RunContext:
         self.topics = {symbol: self._name(symbol) for symbol in symbols}
         self._conn: KafkaConnection | None = None
         self.values: dict[str, int] = {}
+        #: cluster-control: role -> broker id (set after setup), the role the current
+        #: step's ``broker`` names (its requests go there), connections per broker
+        self.roles: dict[str, int] = {}
+        self.route: str | None = None
+        self._node_conns: dict[int, KafkaConnection] = {}
+        #: requests sent without waiting (``send_delete_records``), by name
+        self.pending: dict[str, Any] = {}
+        self._acting: str | None = None
+        self._role_conns: dict[str, KafkaConnection] = {}
+        self.acls: list[Acl] = []
 
     @property
     def virtual_clock(self) -> bool:
         return self.target.capabilities.clock == "virtual"
 
     def conn(self) -> KafkaConnection:
+        if self.route is not None:
+            return self.conn_to(self.node(self.route))
+        if self._acting is not None:
+            return self._role_conn(self._acting)
         if self._conn is None:
             self._conn = self.target.connect()
         return self._conn
 
+    def node(self, role: str) -> int:
+        """The broker id a cluster role names (cluster-control)."""
+        if role not in self.roles:
+            raise ScenarioError(self.scenario.source, "", f"broker role {role!r} is not known")
+        return self.roles[role]
+
+    def conn_to(self, node: int) -> KafkaConnection:
+        """A connection to one broker of a cluster target (cluster-control)."""
+        found = self._node_conns.get(node)
+        if found is None:
+            connect_to = getattr(self.target, "connect_to", None)
+            if connect_to is None:
+                raise ScenarioError(self.scenario.source, "", "the target is not a cluster")
+            found = self._node_conns[node] = connect_to(node)
+        return cast(KafkaConnection, found)
+
     def drop_connection(self) -> None:
+        for node_conn in self._node_conns.values():
+            node_conn.close()
+        self._node_conns.clear()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        for conn in self._role_conns.values():
+            conn.close()
+        self._role_conns.clear()
+
+    @contextmanager
+    def acting_as(self, role: str | None) -> Iterator[None]:
+        """Requests inside run as ``role`` (None: the target's default connection)."""
+        previous, self._acting = self._acting, role
+        try:
+            yield
+        finally:
+            self._acting = previous
+
+    def principal(self, role: str) -> str:
+        """``User:<name>`` of a role (``*`` is every user, ``User:*``)."""
+        if role == "*":
+            return "User:*"
+        return self._principals().principal_of(role)
+
+    def _principals(self) -> PrincipalTarget:
+        if PRINCIPALS not in self.target.capabilities.names():
+            raise CapabilityMissingError(self.target.name, PRINCIPALS)
+        return cast(PrincipalTarget, self.target)
+
+    def _role_conn(self, role: str) -> KafkaConnection:
+        conn = self._role_conns.get(role)
+        if conn is None:
+            conn = self._role_conns[role] = self._principals().connect_as(role)
+        return conn
 
     def topic(self, symbol: str) -> str:
         """The real name of a topic symbol; a name that is not a symbol is literal."""
@@ -111,6 +192,9 @@ class RunContext:
         self.target.advance_time(ms)
 
     def close(self) -> None:
+        for pending in self.pending.values():
+            pending.close()
+        self.pending.clear()
         self.drop_connection()
 
     def _name(self, symbol: str) -> str:

@@ -161,6 +161,14 @@ def _check_rules(data: Mapping[str, Any], path: Path) -> None:
                 f"{where}.requirements",
                 f"{sorted(extra)} not in the scenario's requirements",
             )
+        if "principal" in step and "principals" not in requires:
+            raise ScenarioError(
+                source, where, "a step's principal needs 'principals' in $.requires"
+            )
+        if "broker" in step and "cluster-control" not in requires:
+            raise ScenarioError(
+                source, where, "a step's broker needs 'cluster-control' in $.requires"
+            )
         for op in _ops(step):
             needed = CAPABILITY_OF_OP.get(op)
             if needed is not None and needed not in requires:

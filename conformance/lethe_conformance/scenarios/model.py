@@ -40,6 +40,15 @@ CAPABILITY_OF_OP: Mapping[str, str] = {
     "trigger_cleaning": "trigger-cleaning",
     "check_files": "log-dir",
     "restart_with_files": "edit-log-dir",
+    "pause_fetching": "cluster-control",
+    "resume_fetching": "cluster-control",
+    "move_leader": "cluster-control",
+    "stop_broker": "cluster-control",
+    "start_broker": "cluster-control",
+    "send_delete_records": "cluster-control",
+    "expect_pending": "cluster-control",
+    "await_response": "cluster-control",
+    "create_acls": "principals",
 }
 
 

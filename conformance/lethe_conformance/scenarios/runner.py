@@ -8,17 +8,21 @@ Theory of operation
       for each selected scenario:
         profile offered?          no  -> UNSUPPORTED      (target.profiles(), discovered)
         capabilities present?     no  -> NOT_APPLICABLE   (scenario.requires)
+        cluster-control required: run it on target.clustered(), brokers of its own,
+                                  topics with replication factor 3, roles resolved
+                                  after setup, a step's "broker" routes its requests
         own-log-dir required:     run it on target.isolated(), a broker of its own
                                   (setup.broker_configs on top of the target's settings)
         setup: create topics (unique names), wait for leaders, replay fixture batches
-        steps in order, stop at the first that does not pass:
+        steps in order (a step with "principal" runs as that role), stop at the
+        first that does not pass:
           mismatches                         -> FAIL (expected vs actual, JSON path)
           UnsupportedApiError                -> UNSUPPORTED
           CapabilityMissingError             -> NOT_APPLICABLE
           WaitExpiredError                   -> INCONCLUSIVE (wall clock) / FAIL (virtual)
           unreachable, nonsense, control,
           malformed step, anything else      -> ERROR
-        delete the scenario's topics (best effort)
+        delete the ACLs the scenario created and its topics (best effort)
 
     requirement_results(results)  (outcomes.py)          -> worst outcome per requirement
 
@@ -38,12 +42,13 @@ from typing import cast
 from lethe_formats.errors import FormatError
 from lethe_formats.protocol.error_codes import ErrorCode, error_name
 
-from lethe_conformance.client import calls
+from lethe_conformance.client import acl_calls, calls
 from lethe_conformance.client.errors import ClientError, UnsupportedApiError
 from lethe_conformance.outcomes import Outcome, ScenarioResult, StepResult
 from lethe_conformance.scenarios.context import RunContext
 from lethe_conformance.scenarios.model import Scenario, ScenarioError, Step
 from lethe_conformance.scenarios.ops import OPS, WaitExpiredError
+from lethe_conformance.scenarios.ops.cluster import resolve_roles
 from lethe_conformance.scenarios.ops.messages import replay_entries
 from lethe_conformance.targets.base import (
     OWN_LOG_DIR,
@@ -52,6 +57,7 @@ from lethe_conformance.targets.base import (
     LocalTarget,
     Target,
 )
+from lethe_conformance.targets.cluster import CLUSTER_CONTROL, CLUSTER_SIZE, ClusterHost
 
 __all__ = ["Selection", "SetupError", "run_scenario", "run_scenarios"]
 
@@ -106,6 +112,8 @@ def run_scenario(
     if gate is not None:
         outcome, detail = gate
         return _result(scenario, outcome, detail, (), started)
+    if CLUSTER_CONTROL in scenario.requires:
+        return _run_clustered(cast(ClusterHost, target), scenario, cleanup, token, started)
     if OWN_LOG_DIR in scenario.requires:
         return _run_isolated(cast(LocalTarget, target), scenario, cleanup, token, started)
     return _run_steps(target, scenario, cleanup, token, started)
@@ -124,6 +132,18 @@ def _run_isolated(
         return _result(scenario, Outcome.ERROR, detail, (), started)
 
 
+def _run_clustered(
+    target: ClusterHost, scenario: Scenario, cleanup: bool, token: str | None, started: float
+) -> ScenarioResult:
+    """The scenario on a cluster of its own (cluster-control); failing to start one is an ERROR."""
+    try:
+        with target.clustered() as cluster:
+            return _run_steps(cluster, scenario, cleanup, token, started)
+    except Exception as error:  # starting or stopping the cluster: never end the run
+        detail = f"a cluster of its own: {type(error).__name__}: {error}"
+        return _result(scenario, Outcome.ERROR, detail, (), started)
+
+
 def _run_steps(
     target: Target, scenario: Scenario, cleanup: bool, token: str | None, started: float
 ) -> ScenarioResult:
@@ -134,8 +154,12 @@ def _run_steps(
         setup = _guarded(ctx, -1, "setup", _setup)
         if setup.outcome is not Outcome.PASS:
             return _result(scenario, setup.outcome, f"setup: {setup.detail}", (setup,), started)
+        if CLUSTER_CONTROL in scenario.requires:
+            ctx.roles = resolve_roles(ctx)
         for step in scenario.steps:
+            ctx.route = step.data.get("broker")  # cluster-control: a role
             result = _guarded(ctx, step.index, step.op, _run_step, step)
+            ctx.route = None
             steps.append(result)
             if result.outcome is not Outcome.PASS:
                 break
@@ -166,7 +190,8 @@ def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
 
 
 def _run_step(ctx: RunContext, step: Step) -> StepResult:
-    mismatches = OPS[step.op](ctx, step.data, f"$.{step.path}")
+    with ctx.acting_as(step.data.get("principal")):
+        mismatches = OPS[step.op](ctx, step.data, f"$.{step.path}")
     if mismatches:
         return StepResult(step.index, step.op, Outcome.FAIL, str(mismatches[0]), tuple(mismatches))
     return StepResult(step.index, step.op, Outcome.PASS)
@@ -204,7 +229,10 @@ def _setup(ctx: RunContext) -> None:
     conn = ctx.conn()
     for topic in ctx.scenario.topics:
         name = ctx.topic(topic.symbol)
-        answer = calls.create_topic(conn, name, topic.partitions, topic.configs).topics
+        factor = CLUSTER_SIZE if CLUSTER_CONTROL in ctx.scenario.requires else 1
+        answer = calls.create_topic(
+            conn, name, topic.partitions, topic.configs, replication_factor=factor
+        ).topics
         code = answer[0].error_code if answer else ErrorCode.UNKNOWN_SERVER_ERROR
         if code != ErrorCode.NONE:
             message = answer[0].error_message if answer else "no result"
@@ -244,6 +272,11 @@ def _wait_for_leaders(ctx: RunContext) -> None:
 
 
 def _cleanup(ctx: RunContext) -> None:
+    if ctx.acls:
+        try:
+            acl_calls.delete_acls(ctx.conn(), ctx.acls)
+        except Exception:  # best effort, as for topics
+            ctx.drop_connection()
     names = [ctx.topic(t.symbol) for t in ctx.scenario.topics]
     if not names:
         return

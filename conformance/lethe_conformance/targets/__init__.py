@@ -16,12 +16,15 @@ from lethe_conformance.targets.base import (
     EDIT_LOG_DIR,
     LOG_DIR,
     OWN_LOG_DIR,
+    PRINCIPALS,
     RESTART,
+    ROLES,
     TRIGGER_CLEANING,
     Capabilities,
     CapabilityMissingError,
     ControlError,
     LocalTarget,
+    PrincipalTarget,
     Target,
 )
 from lethe_conformance.targets.bootstrap import BootstrapTarget, ControlHook, parse_bootstrap
@@ -32,7 +35,9 @@ __all__ = [
     "EDIT_LOG_DIR",
     "LOG_DIR",
     "OWN_LOG_DIR",
+    "PRINCIPALS",
     "RESTART",
+    "ROLES",
     "TRIGGER_CLEANING",
     "BootstrapTarget",
     "Capabilities",
@@ -40,6 +45,7 @@ __all__ = [
     "ControlError",
     "ControlHook",
     "LocalTarget",
+    "PrincipalTarget",
     "Target",
     "parse_bootstrap",
 ]

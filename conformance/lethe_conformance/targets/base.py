@@ -19,6 +19,13 @@ names, as scenarios spell them:
                       (a checkpoint corrupted between a shutdown and a startup).
 ``own-log-dir``       :meth:`LocalTarget.isolated` gives a scenario a broker of its own on a
                       fresh log directory (root checkpoints no other scenario writes to).
+``cluster-control``   the scenario runs on a cluster of brokers of its own that the runner
+                      acts on (:mod:`lethe_conformance.targets.cluster`: brokers by role,
+                      pause a follower, move a leader, stop a broker); embedded target only.
+``principals``        the target enforces ACLs and the runner can connect as two SASL
+                      principals (:class:`PrincipalTarget`): ``admin``, allowed everything
+                      (a super user), and ``user``, which starts with no ACLs. Scenarios
+                      grant ``user`` rights with CreateAcls and act as it.
 
 The last two need the runner to own the broker process: the embedded target
 has them; a broker reached by address does not (a control hook's ``restart``
@@ -44,15 +51,19 @@ from lethe_conformance.client.connection import KafkaConnection
 __all__ = [
     "ALL_CAPABILITIES",
     "CLOCK_CONTROL",
+    "CLUSTER_CONTROL",
     "EDIT_LOG_DIR",
     "LOG_DIR",
     "OWN_LOG_DIR",
+    "PRINCIPALS",
     "RESTART",
+    "ROLES",
     "TRIGGER_CLEANING",
     "Capabilities",
     "CapabilityMissingError",
     "ControlError",
     "LocalTarget",
+    "PrincipalTarget",
     "Target",
 ]
 
@@ -62,9 +73,22 @@ RESTART = "restart"
 TRIGGER_CLEANING = "trigger-cleaning"
 EDIT_LOG_DIR = "edit-log-dir"
 OWN_LOG_DIR = "own-log-dir"
+CLUSTER_CONTROL = "cluster-control"
+PRINCIPALS = "principals"
 ALL_CAPABILITIES = frozenset(
-    {CLOCK_CONTROL, LOG_DIR, RESTART, TRIGGER_CLEANING, EDIT_LOG_DIR, OWN_LOG_DIR}
+    {
+        CLUSTER_CONTROL,
+        CLOCK_CONTROL,
+        LOG_DIR,
+        RESTART,
+        TRIGGER_CLEANING,
+        EDIT_LOG_DIR,
+        OWN_LOG_DIR,
+        PRINCIPALS,
+    }
 )
+#: The principal roles a scenario names (capability ``principals``).
+ROLES = ("admin", "user")
 
 
 class CapabilityMissingError(Exception):
@@ -89,8 +113,10 @@ class Capabilities:
     restart: bool = False
     trigger_cleaning: bool = False
     sasl: bool = False
+    cluster_control: bool = False
     edit_log_dir: bool = False
     own_log_dir: bool = False
+    principals: bool = False
 
     def names(self) -> frozenset[str]:
         """The capability names this target has, as scenarios' ``requires`` spell them."""
@@ -99,6 +125,8 @@ class Capabilities:
             names.add(CLOCK_CONTROL)
         if self.log_dir is not None:
             names.add(LOG_DIR)
+        if self.cluster_control:
+            names.add(CLUSTER_CONTROL)
         if self.restart:
             names.add(RESTART)
         if self.trigger_cleaning:
@@ -107,6 +135,8 @@ class Capabilities:
             names.add(EDIT_LOG_DIR)
         if self.own_log_dir:
             names.add(OWN_LOG_DIR)
+        if self.principals:
+            names.add(PRINCIPALS)
         return frozenset(names)
 
 
@@ -158,4 +188,16 @@ class LocalTarget(Target, Protocol):
     ) -> AbstractContextManager[Target]:
         """A started broker of its own on a fresh log dir, same settings (``overrides``, a
         scenario's ``setup.broker_configs``, on top); closed on exit."""
+        ...
+
+
+class PrincipalTarget(Target, Protocol):
+    """A target with capability ``principals``: connections as a named role."""
+
+    def connect_as(self, role: str) -> KafkaConnection:
+        """A new connection authenticated as ``role`` (one of :data:`ROLES`)."""
+        ...
+
+    def principal_of(self, role: str) -> str:
+        """The ``KafkaPrincipal`` string of ``role`` (``User:<name>``), as ACLs name it."""
         ...

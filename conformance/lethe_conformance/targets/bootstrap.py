@@ -8,7 +8,14 @@ the user grants it:
 * ``log_dir``: a path where the runner can read the broker's log directory
   (a local broker, a mounted volume); without it, on-disk checks are not
   applicable;
-* ``sasl``: SASL/PLAIN credentials for a ``SASL_PLAINTEXT`` listener;
+* ``sasl``: SASL/PLAIN credentials for a ``SASL_PLAINTEXT`` listener; every
+  connection authenticates with them;
+* ``user``: a second principal's SASL/PLAIN credentials. With both, the
+  target has capability ``principals``: role ``admin`` is ``sasl`` (it must
+  be allowed everything, e.g. a super user, and may create ACLs) and role
+  ``user`` is this one, which must start with no ACLs on the scenarios'
+  topics (the broker must run an authorizer with
+  ``allow.everyone.if.no.acl.found=false``);
 * ``control``: a :class:`ControlHook`, a command the runner calls to act on
   the broker. Without one the target runs on the wall clock, cannot be
   restarted, and the runner waits for time-based behaviour with bounded
@@ -47,6 +54,7 @@ from lethe_conformance.client.connection import (
 from lethe_conformance.client.errors import TargetUnreachableError
 from lethe_conformance.targets.base import (
     CLOCK_CONTROL,
+    PRINCIPALS,
     RESTART,
     TRIGGER_CLEANING,
     Capabilities,
@@ -117,6 +125,7 @@ class BootstrapTarget:
         *,
         log_dir: str | Path | None = None,
         sasl: PlainCredentials | None = None,
+        user: PlainCredentials | None = None,
         control: ControlHook | None = None,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         restart_timeout_s: float = 120.0,
@@ -124,6 +133,7 @@ class BootstrapTarget:
         self._host, self._port = parse_bootstrap(address)
         self._log_dir = None if log_dir is None else Path(log_dir)
         self._sasl = sasl
+        self._roles = {} if sasl is None or user is None else {"admin": sasl, "user": user}
         self._control = control
         self._request_timeout = request_timeout
         self._restart_timeout_s = restart_timeout_s
@@ -142,12 +152,26 @@ class BootstrapTarget:
             restart=RESTART_ACTION in actions,
             trigger_cleaning=TRIGGER_CLEANING_ACTION in actions,
             sasl=self._sasl is not None,
+            principals=bool(self._roles),
         )
 
     def connect(self) -> KafkaConnection:
         return KafkaConnection.open(
             self._host, self._port, request_timeout=self._request_timeout, sasl=self._sasl
         )
+
+    def connect_as(self, role: str) -> KafkaConnection:
+        """A connection authenticated as ``role`` (capability ``principals``)."""
+        if role not in self._roles:
+            raise CapabilityMissingError(self.name, PRINCIPALS)
+        return KafkaConnection.open(
+            self._host, self._port, request_timeout=self._request_timeout, sasl=self._roles[role]
+        )
+
+    def principal_of(self, role: str) -> str:
+        if role not in self._roles:
+            raise CapabilityMissingError(self.name, PRINCIPALS)
+        return f"User:{self._roles[role].username}"
 
     def profiles(self) -> frozenset[str]:
         if self._profiles is None:

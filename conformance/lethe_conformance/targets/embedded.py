@@ -15,7 +15,9 @@ directory of its own (a temporary one unless given), on a manual clock:
   clock and port.
 * :meth:`restart_editing` stops the broker, lets the runner change files in
   its log dir and starts it again; :meth:`isolated` starts a broker of its own
-  on a fresh log dir (capabilities ``edit-log-dir`` and ``own-log-dir``).
+  on a fresh log dir (capabilities ``edit-log-dir`` and ``own-log-dir``);
+  :meth:`clustered` starts three brokers of its own replicating in one process
+  (capability ``cluster-control``, :mod:`lethe_conformance.targets.cluster`).
 
 Broker settings: Kafka's quickstart ``server.properties`` (the reference
 broker's default) with the few settings the golden Kafka broker ran with to
@@ -28,6 +30,15 @@ make background work frequent (``log.retention.check.interval.ms``,
 broker's deliberate faults (``lethe conformance faults``, conformance/FAULTS.md),
 which :func:`known_faults` lists. Like Kafka, the first retention
 pass still waits ``log.initial.task.delay.ms`` (30 s) after startup.
+
+Principals (capability ``principals``): the broker also serves a SASL_PLAINTEXT
+listener with SASL/PLAIN accounts ``admin`` and ``alice`` and Kafka's
+``StandardAuthorizer`` (:data:`SECURITY_SETTINGS`). ``admin`` and
+``User:ANONYMOUS`` (the PLAINTEXT listener's principal, which :meth:`connect`
+uses) are super users, so every scenario that does not act as a principal
+runs exactly as on a broker without an authorizer; role ``user`` (``alice``)
+has no ACLs until a scenario grants some, and ``allow.everyone.if.no.acl.found``
+is false, Kafka's default.
 
 The clock starts at :data:`DEFAULT_START_MS` (2027-01-15T08:00:00Z), after every
 timestamp in the golden data, so runs are reproducible.
@@ -47,11 +58,23 @@ from lethe_reference.clock import ManualClock
 from lethe_reference.embedded import EmbeddedBroker
 from lethe_reference.server.defaults import broker_config
 
-from lethe_conformance.client.connection import DEFAULT_REQUEST_TIMEOUT, KafkaConnection
+from lethe_conformance.client.connection import (
+    DEFAULT_REQUEST_TIMEOUT,
+    KafkaConnection,
+    PlainCredentials,
+)
 from lethe_conformance.targets.base import Capabilities
+from lethe_conformance.targets.cluster import EmbeddedClusterTarget
 from lethe_conformance.targets.profiles import discover_profiles
 
-__all__ = ["DEFAULT_START_MS", "GOLDEN_BROKER_SETTINGS", "EmbeddedTarget", "known_faults"]
+__all__ = [
+    "CREDENTIALS",
+    "DEFAULT_START_MS",
+    "GOLDEN_BROKER_SETTINGS",
+    "SECURITY_SETTINGS",
+    "EmbeddedTarget",
+    "known_faults",
+]
 
 DEFAULT_START_MS = 1_800_000_000_000
 GOLDEN_BROKER_SETTINGS: Mapping[str, str] = {
@@ -62,6 +85,25 @@ GOLDEN_BROKER_SETTINGS: Mapping[str, str] = {
 }
 #: Extensions switched on so the target offers every profile (kip694: key 10694).
 PROFILE_SETTINGS: Mapping[str, str] = {"delete.topic.partition.enable": "true"}
+#: The SASL accounts of the principal roles (capability ``principals``).
+CREDENTIALS: Mapping[str, PlainCredentials] = {
+    "admin": PlainCredentials("admin", "admin-secret"),
+    "user": PlainCredentials("alice", "alice-secret"),
+}
+_JAAS = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    'username="admin" password="admin-secret" '
+    + " ".join(f'user_{c.username}="{c.password}"' for c in CREDENTIALS.values())
+    + ";"
+)
+#: A SASL_PLAINTEXT listener with PLAIN, and Kafka's StandardAuthorizer (module docstring).
+SECURITY_SETTINGS: Mapping[str, str] = {
+    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "super.users": "User:admin;User:ANONYMOUS",
+    "allow.everyone.if.no.acl.found": "false",
+    "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config": _JAAS,
+}
 
 
 class EmbeddedTarget:
@@ -80,13 +122,21 @@ class EmbeddedTarget:
         self._log_dir = (
             Path(tempfile.mkdtemp(prefix="lethe-target-")) if log_dir is None else Path(log_dir)
         )
-        settings = dict(GOLDEN_BROKER_SETTINGS) | dict(PROFILE_SETTINGS) | dict(overrides or {})
+        settings = (
+            dict(GOLDEN_BROKER_SETTINGS)
+            | dict(PROFILE_SETTINGS)
+            | dict(SECURITY_SETTINGS)
+            | dict(overrides or {})
+        )
         if faults:  # deliberate faults (lethe_reference/faults.py): lethe conformance faults
             settings[reference_faults.CONFIG_NAME] = ",".join(faults)
         self._settings = settings
         self._start_ms = start_ms
         self._broker = EmbeddedBroker(
-            self._log_dir, config=broker_config(overrides=settings), clock=ManualClock(start_ms)
+            self._log_dir,
+            config=broker_config(overrides=settings),
+            clock=ManualClock(start_ms),
+            sasl_port=0,
         )
         self._request_timeout = request_timeout
         self._profiles: frozenset[str] | None = None
@@ -123,12 +173,24 @@ class EmbeddedTarget:
             trigger_cleaning=True,
             edit_log_dir=True,
             own_log_dir=True,
+            cluster_control=True,
+            principals=True,
         )
 
     def connect(self) -> KafkaConnection:
         return KafkaConnection.open(
             self._broker.host, self._broker.port, request_timeout=self._request_timeout
         )
+
+    def connect_as(self, role: str) -> KafkaConnection:
+        """A connection to the SASL_PLAINTEXT listener, authenticated as ``role``."""
+        host, _, port = self._broker.sasl_bootstrap.rpartition(":")
+        return KafkaConnection.open(
+            host, int(port), request_timeout=self._request_timeout, sasl=CREDENTIALS[role]
+        )
+
+    def principal_of(self, role: str) -> str:
+        return f"User:{CREDENTIALS[role].username}"
 
     def profiles(self) -> frozenset[str]:
         if self._profiles is None:
@@ -162,6 +224,17 @@ class EmbeddedTarget:
             request_timeout=self._request_timeout,
         ) as other:
             yield other
+
+    @contextmanager
+    def clustered(self) -> Iterator[EmbeddedClusterTarget]:
+        """Three reference brokers of their own replicating in one process, with this
+        target's settings and clock start (cluster-control); stopped on exit."""
+        with EmbeddedClusterTarget(
+            overrides=self._settings,
+            start_ms=self._start_ms,
+            request_timeout=self._request_timeout,
+        ) as cluster:
+            yield cluster
 
     def trigger_cleaning(self) -> None:
         """Run the reference broker's log cleaner now (``EmbeddedBroker.trigger_cleaning``)."""

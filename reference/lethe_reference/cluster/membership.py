@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from lethe_formats.protocol.error_codes import ErrorCode
 
+from lethe_reference import faults
 from lethe_reference.cluster.controller import ClusterController, PartitionState
 from lethe_reference.cluster.replication import LeaderState
 
@@ -321,6 +322,8 @@ def follower_log_starts(broker: Broker, topic: str, partition: int) -> list[int]
     member = member_of(broker)
     state = None if member is None else member.leading.get((topic, partition))
     if member is None or state is None:
+        return []
+    if faults.active(broker, "low-watermark-is-leader-log-start"):
         return []
     return [s.log_start_offset for n, s in state.followers.items() if member.controller.is_alive(n)]
 

@@ -34,9 +34,15 @@ partition:
   LEADER_NOT_AVAILABLE (5) when none), leader epoch, replicas and ISR from
   the controller; a replica on a stopped broker is listed in
   ``offline_replicas``;
+* authorization (only with an authorizer, :mod:`.metadata_access`): topics the
+  principal may not DESCRIBE are left out of an all-topics answer and
+  answered TOPIC_AUTHORIZATION_FAILED (29) when named, before existence is
+  looked at; auto-creation needs CREATE on the cluster or the topic;
 * authorized operations (v8+): -2147483648 unless requested; when requested,
-  every supported operation (no authorizer, see :mod:`.authz`) on every entry
-  but the unknown-id ones, errors included, as Kafka fills them in.
+  the operations the principal may do (:mod:`.authz`; every supported one
+  without an authorizer) on every entry but the unknown-id and refused ones,
+  errors included, as Kafka fills them in;
+* the broker's address is the one of the request's listener (:mod:`.endpoints`).
 """
 
 from __future__ import annotations
@@ -60,10 +66,13 @@ from lethe_formats.protocol.schema import ZERO_UUID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
 from lethe_reference import faults
+from lethe_reference.cluster.acl import CLUSTER_NAME, ResourceType
 from lethe_reference.cluster.metadata_view import cluster_brokers, cluster_partition
-from lethe_reference.handlers.authz import CLUSTER_OPERATIONS, OMITTED, TOPIC_OPERATIONS
+from lethe_reference.handlers import metadata_access
+from lethe_reference.handlers.authz import OMITTED, authorized_operations
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
+from lethe_reference.handlers.endpoints import advertised_endpoint
 from lethe_reference.handlers.topic_creation import TopicError, internal_topic_plan, plan_topic
 from lethe_reference.metadata import INTERNAL_TOPICS, TopicInfo, topic_name_problem
 from lethe_reference.partitions.state import PartitionMode
@@ -207,24 +216,30 @@ def _error_response(
     )
 
 
+def _topic_ops(broker: Broker, ctx: RequestContext, name: str | None) -> int:
+    return authorized_operations(broker, ctx, ResourceType.TOPIC, name or "")
+
+
 @handles(ApiKey.METADATA, error_response=_error_response)
 def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
     version = ctx.api_version
     _check_request(request, version)
-    topics = _topics(broker, request, version)
+    allowed, refused = metadata_access.restrict(broker, ctx, request, version)
+    topics = [] if allowed is None else _topics(broker, allowed, version)
+    topics = metadata_access.visible(broker, ctx, topics)
     if version >= 8 and request.include_topic_authorized_operations:
         topics = [
             t
             if t.error_code == ErrorCode.UNKNOWN_TOPIC_ID
-            else replace(t, topic_authorized_operations=TOPIC_OPERATIONS)
+            else replace(t, topic_authorized_operations=_topic_ops(broker, ctx, t.name))
             for t in topics
         ]
+    topics += refused  # no DESCRIBE / no CREATE (metadata_access), after the others
     cluster_ops = OMITTED
     if 8 <= version <= 10 and request.include_cluster_authorized_operations:
-        cluster_ops = CLUSTER_OPERATIONS
-    broker_entry = MetadataResponseBroker(
-        node_id=broker.node_id, host=broker.host, port=broker.port
-    )
+        cluster_ops = authorized_operations(broker, ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+    host, port = advertised_endpoint(broker, ctx)
+    broker_entry = MetadataResponseBroker(node_id=broker.node_id, host=host, port=port)
     return MetadataResponse(
         brokers=cluster_brokers(broker) or (broker_entry,),
         cluster_id=broker.cluster_id,

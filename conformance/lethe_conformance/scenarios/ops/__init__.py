@@ -4,17 +4,22 @@
                 fetch_offsets, alter_configs, describe_configs
 ``files``       check_files (log-dir targets)
 ``control``     advance_time, wait, restart, trigger_cleaning
+``cluster``     pause_fetching, resume_fetching, move_leader, stop_broker, start_broker,
+                send_delete_records, expect_pending, await_response (cluster-control)
 ``partitions``  the per-partition judging the multi-partition ops share
 ``log_dir``     restart_with_files (edit-log-dir targets)
 ``partition_counts`` delete_partitions (KIP-694), create_partitions, metadata,
                 describe_broker_configs
 ``groups``      offset_delete, delete_groups
 ``raw``         raw_request (hand-made bytes; did the target answer or close?)
+``acls``        create_acls (capability principals; any step may run as a role)
 
 Importing this package registers every op.
 """
 
 from lethe_conformance.scenarios.ops import (
+    acls,
+    cluster,
     control,
     files,
     groups,
@@ -30,6 +35,8 @@ __all__ = [
     "OPS",
     "Op",
     "WaitExpiredError",
+    "acls",
+    "cluster",
     "control",
     "files",
     "groups",
