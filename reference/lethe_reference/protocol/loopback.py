@@ -18,7 +18,8 @@ answers without a port::
 :meth:`LoopbackClient.send` / :meth:`LoopbackClient.responses` split the two
 halves for requests that wait in a purgatory; :meth:`LoopbackClient.send_raw`
 feeds arbitrary bytes (golden frames, garbage) and :attr:`LoopbackClient.closed`
-tells whether the broker closed the connection.
+tells whether the broker closed the connection. ``listener`` makes it a
+connection to that listener (a SASL_PLAINTEXT one authenticates first).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from lethe_formats.protocol.headers import RequestHeader, ResponseHeader
 from lethe_formats.protocol.registry import api
 from lethe_formats.protocol.schema import Struct, message_info
 
+from lethe_reference.protocol.listeners import ListenerSecurity
 from lethe_reference.protocol.session import BrokerSession
 
 if TYPE_CHECKING:
@@ -50,14 +52,24 @@ class NoResponseError(AssertionError):
 class LoopbackClient:
     """One in-process connection to ``broker``."""
 
-    def __init__(self, broker: Broker, *, client_id: str | None = "lethe-loopback") -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        *,
+        client_id: str | None = "lethe-loopback",
+        listener: ListenerSecurity | None = None,
+    ) -> None:
         self.client_id = client_id
         self.closed = False
         self._received = FrameBuffer()
         self._correlation = itertools.count(1)
         self._pending: dict[int, tuple[int, int]] = {}
         self.session = BrokerSession(
-            broker, next(_connection_ids), send=self._received.feed, close=self._on_close
+            broker,
+            next(_connection_ids),
+            send=self._received.feed,
+            close=self._on_close,
+            listener=listener,
         )
 
     def _on_close(self) -> None:

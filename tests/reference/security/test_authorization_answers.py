@@ -1,0 +1,185 @@
+"""Handlers under an authorizer answer TOPIC_AUTHORIZATION_FAILED (29) where Kafka 4.0's
+KafkaApis does, and before looking at existence: DeleteRecords (DELETE, low watermark -1),
+ListOffsets (DESCRIBE, offset and timestamp -1), Produce (WRITE), DeletePartitions
+(DELETE, the catalog's KIP694-ERR-4 decision), Metadata (DESCRIBE: hidden from an
+all-topics answer, 29 when named, no auto-creation without CREATE; authorized operations
+as bit fields). A broker without an authorizer allows everything, as before."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lethe_formats.protocol.api_keys import ApiKey
+from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.messages.delete_partitions import (
+    DeletePartitionsRequest,
+    DeletePartitionsTopic,
+)
+from lethe_formats.protocol.messages.delete_records import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsTopic,
+)
+from lethe_formats.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsTopic,
+)
+from lethe_formats.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from lethe_formats.protocol.messages.produce import (
+    PartitionProduceData,
+    ProduceRequest,
+    TopicProduceData,
+)
+from lethe_formats.records.builder import RecordSpec, build_batch
+from lethe_reference.broker import Broker
+from lethe_reference.cluster.acl import AclOperation as Op
+from lethe_reference.handlers.dispatch import dispatch
+from security_support import ADMIN, ctx, grant, plain_broker, secured_broker
+
+BATCH = build_batch(
+    [RecordSpec(b"k", b"v", (), 1000), RecordSpec(b"k", b"w", (), 1000)], base_offset=0
+)
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Broker]:
+    broker = secured_broker(tmp_path, **{"delete.topic.partition.enable": "true"})
+    broker.create_topic("t", 3)
+    yield broker
+    broker.shutdown()
+
+
+def delete_records(broker: Broker, topic: str, principal: str) -> Any:
+    request = DeleteRecordsRequest(
+        (DeleteRecordsTopic(topic, (DeleteRecordsPartition(0, 1),)),), 1000
+    )
+    return dispatch(broker, ctx(ApiKey.DELETE_RECORDS, 2, principal), request)
+
+
+def produce(broker: Broker, topic: str, principal: str = ADMIN) -> int:
+    data = TopicProduceData(topic, (PartitionProduceData(0, BATCH),))
+    answer: Any = dispatch(
+        broker,
+        ctx(ApiKey.PRODUCE, 9, principal),
+        ProduceRequest(acks=-1, timeout_ms=1000, topic_data=(data,)),
+    )
+    code: int = answer.responses[0].partition_responses[0].error_code
+    return code
+
+
+def test_delete_records_without_delete_is_29_with_low_watermark_minus_one(broker: Broker) -> None:
+    assert produce(broker, "t") == ErrorCode.NONE
+    grant(broker, "t", Op.DESCRIBE)
+    answer = delete_records(broker, "t", "User:alice").topics[0].partitions[0]
+    assert (answer.error_code, answer.low_watermark) == (ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1)
+    assert broker.log("t", 0) is not None and broker.log("t", 0).log_start_offset == 0  # type: ignore[union-attr]
+    grant(broker, "t", Op.DELETE)
+    answer = delete_records(broker, "t", "User:alice").topics[0].partitions[0]
+    assert (answer.error_code, answer.low_watermark) == (ErrorCode.NONE, 1)
+
+
+def test_delete_records_checks_authorization_before_existence(broker: Broker) -> None:
+    denied = delete_records(broker, "gone", "User:alice").topics[0].partitions[0]
+    assert denied.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    allowed = delete_records(broker, "gone", ADMIN).topics[0].partitions[0]
+    assert allowed.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_list_offsets_without_describe_is_29_with_minus_ones(broker: Broker) -> None:
+    request = ListOffsetsRequest(topics=(ListOffsetsTopic("t", (ListOffsetsPartition(0, 0, -1),)),))
+    answer: Any = dispatch(broker, ctx(ApiKey.LIST_OFFSETS, 9), request)
+    got = answer.topics[0].partitions[0]
+    assert (got.error_code, got.offset, got.timestamp, got.leader_epoch) == (29, -1, -1, -1)
+    grant(broker, "t", Op.READ)  # READ implies DESCRIBE
+    answer = dispatch(broker, ctx(ApiKey.LIST_OFFSETS, 9), request)
+    assert answer.topics[0].partitions[0].error_code == ErrorCode.NONE
+
+
+def test_produce_without_write_is_29_even_for_an_absent_topic(broker: Broker) -> None:
+    grant(broker, "t", Op.DESCRIBE)
+    assert produce(broker, "t", "User:alice") == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert produce(broker, "gone", "User:alice") == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    grant(broker, "t", Op.WRITE)
+    assert produce(broker, "t", "User:alice") == ErrorCode.NONE
+
+
+def test_delete_partitions_without_delete_is_29_before_existence(broker: Broker) -> None:
+    request = DeletePartitionsRequest(
+        delete_partitions_delay_ms=60_000,
+        topics=(DeletePartitionsTopic("t", 2), DeletePartitionsTopic("missing", 1)),
+    )
+    answer: Any = dispatch(broker, ctx(ApiKey.DELETE_PARTITIONS, 0), request)
+    assert [(r.name, r.error_code) for r in answer.responses] == [("t", 29), ("missing", 29)]
+    assert broker.metadata.get("t").reduction is None  # type: ignore[union-attr]
+    grant(broker, "t", Op.DELETE)
+    answer = dispatch(broker, ctx(ApiKey.DELETE_PARTITIONS, 0), request)
+    assert [(r.name, r.error_code) for r in answer.responses] == [("t", 0), ("missing", 29)]
+
+
+def metadata(
+    broker: Broker,
+    names: list[str] | None,
+    version: int = 12,
+    *,
+    auto: bool = False,
+    topic_ops: bool = False,
+    cluster_ops: bool = False,
+) -> Any:
+    topics = None if names is None else tuple(MetadataRequestTopic(name=n) for n in names)
+    request = MetadataRequest(
+        topics=topics,
+        allow_auto_topic_creation=auto,
+        include_cluster_authorized_operations=cluster_ops,
+        include_topic_authorized_operations=topic_ops,
+    )
+    return dispatch(broker, ctx(ApiKey.METADATA, version), request)
+
+
+def test_metadata_hides_undescribable_topics_and_refuses_named_ones(broker: Broker) -> None:
+    broker.create_topic("u", 1)
+    grant(broker, "u", Op.WRITE)
+    assert [t.name for t in metadata(broker, None).topics] == ["u"]
+    named = metadata(broker, ["t", "u", "nowhere"], auto=False).topics
+    assert [(t.name, t.error_code) for t in named] == [("u", 0), ("t", 29), ("nowhere", 29)]
+    assert named[1].partitions == () and not named[1].is_internal
+
+
+def test_metadata_auto_creation_needs_create(broker: Broker) -> None:
+    grant(broker, "fresh", Op.DESCRIBE)
+    answer = metadata(broker, ["fresh"], auto=True).topics
+    assert [(t.name, t.error_code) for t in answer] == [("fresh", 29)]
+    assert broker.metadata.get("fresh") is None
+    grant(broker, "fresh", Op.CREATE)
+    answer = metadata(broker, ["fresh"], auto=True).topics
+    assert answer[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # created, retry
+    assert broker.metadata.get("fresh") is not None
+
+
+def test_metadata_reports_the_principals_authorized_operations(broker: Broker) -> None:
+    grant(broker, "t", Op.READ)
+    answer = metadata(
+        broker,
+        ["t"],
+        version=10,
+        topic_ops=True,
+        cluster_ops=True,
+    )
+    assert answer.topics[0].topic_authorized_operations == (1 << 3) | (1 << 8)  # READ, DESCRIBE
+    assert answer.cluster_authorized_operations == 0
+
+
+def test_without_an_authorizer_everything_stays_allowed(tmp_path: Path) -> None:
+    broker = plain_broker(tmp_path)
+    try:
+        broker.create_topic("t", 1)
+        assert produce(broker, "t", "User:alice") == ErrorCode.NONE
+        answer = delete_records(broker, "t", "User:alice").topics[0].partitions[0]
+        assert answer.error_code == ErrorCode.NONE
+        ops = metadata(broker, ["t"], topic_ops=True).topics[0]
+        assert ops.topic_authorized_operations == 3576
+    finally:
+        broker.shutdown()
