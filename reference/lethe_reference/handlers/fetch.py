@@ -3,7 +3,10 @@
 Theory of operation
 -------------------
 1. **Partitions.** v13+ names topics by id: an id the broker does not know is
-   UNKNOWN_TOPIC_ID (100) for its partitions. The fetch-session cache
+   UNKNOWN_TOPIC_ID (100) for its partitions. A consumer without READ on a
+   topic (:mod:`.authz`) gets TOPIC_AUTHORIZATION_FAILED (29) for its
+   partitions, before existence is checked (replica fetches are inter-broker
+   traffic and are not authorized here). The fetch-session cache
    (:mod:`.partition_ops.fetch_session`) decides which partitions this request
    reads: the request's (sessionless or full), the session's (incremental), or
    none (a session error, answered at top level with session id 0).
@@ -50,7 +53,9 @@ from lethe_formats.protocol.messages.fetch import (
 from lethe_formats.protocol.schema import ZERO_UUID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
+from lethe_reference.cluster.acl import AclOperation, ResourceType
 from lethe_reference.cluster.membership import on_replica_fetch
+from lethe_reference.handlers.authz import authorize
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.partition_ops.common import partition_exists, watch_key
@@ -250,10 +255,14 @@ def _plan(broker: Broker, ctx: RequestContext, request: FetchRequest) -> _Plan:
         min(request.min_bytes, max_bytes),
         request.max_wait_ms,
     )
+    consumer = _replica_id(request) < 0
     for key, requested in context.partitions:
         topic = _name(broker, key.topic_id) if version >= 13 else key.topic
         if topic is None:
             plan.erroneous.append((key, _error_data(key.partition, ErrorCode.UNKNOWN_TOPIC_ID)))
+        elif consumer and not authorize(broker, ctx, AclOperation.READ, ResourceType.TOPIC, topic):
+            code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            plan.erroneous.append((key, _error_data(key.partition, code)))
         elif not partition_exists(broker, topic, key.partition):
             code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             plan.erroneous.append((key, _error_data(key.partition, code)))

@@ -18,6 +18,10 @@ Successes (and ``validate_only`` ones, which create nothing) carry a topic id
 (v7+) and, from v5, the partition count, replication factor and effective
 configs.
 
+Authorization (only with an authorizer, :mod:`.topic_access`): CreateTopics
+needs CREATE on the cluster or the topic, DeleteTopics DESCRIBE (else 29
+before existence) and DELETE on the topic.
+
 DeleteTopics: topics by name (v0-5 ``topic_names``, v6 ``topics[].name``) or by
 id (v6). Neither or both given, duplicates, a name that maps to an id also
 given: INVALID_REQUEST with Kafka's messages; unknown name
@@ -65,8 +69,10 @@ from lethe_formats.protocol.messages.delete_topics import (
     DeleteTopicsResponse,
 )
 from lethe_formats.protocol.schema import ZERO_UUID
+from lethe_formats.storage.kafka_uuid import ZERO_UUID as NO_TOPIC_ID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
+from lethe_reference.handlers import topic_access
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.delete_partitions import UNDER_CHANGE
 from lethe_reference.handlers.dispatch import handles
@@ -78,7 +84,7 @@ from lethe_reference.handlers.topic_creation import (
     effective_configs,
     plan_topic,
 )
-from lethe_reference.handlers.topic_deletion import resolve_deletions
+from lethe_reference.handlers.topic_deletion import DeletionError, resolve_deletions
 from lethe_reference.metadata import new_topic_id
 
 if TYPE_CHECKING:
@@ -160,7 +166,12 @@ def create_topics(
     allowed = [t for t in candidates if t.name != CLUSTER_METADATA_TOPIC]
     results: list[CreatableTopicResult] = []
     plans: list[TopicPlan] = []
+    may_create = topic_access.creatable(broker, ctx, (t.name for t in allowed))
     for topic in allowed:
+        if topic.name not in may_create:
+            code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            results.append(_failure(topic.name, code, topic_access.CREATE_DENIED))
+            continue
         try:
             plans.append(_plan(broker, topic))
             results.append(CreatableTopicResult(name=topic.name))  # filled in below
@@ -203,6 +214,11 @@ def _delete_error(
     return DeleteTopicsResponse(responses=tuple(named + by_state))
 
 
+def _topic_id(broker: Broker, name: str) -> KafkaUuid | None:
+    info = broker.metadata.get(name)
+    return None if info is None else info.topic_id
+
+
 @handles(ApiKey.DELETE_TOPICS, error_response=_delete_error)
 def delete_topics(
     broker: Broker, ctx: RequestContext, request: DeleteTopicsRequest
@@ -212,7 +228,16 @@ def delete_topics(
             raise error_for_code(ErrorCode.INVALID_REQUEST, "Topic deletion is disabled.")
         raise error_for_code(ErrorCode.TOPIC_DELETION_DISABLED)
     states = [(t.name, KafkaUuid(t.topic_id.bytes)) for t in request.topics]
-    results, to_delete = resolve_deletions(broker, request.topic_names, states)
+    named = [*request.topic_names, *(n for n, i in states if n is not None and i == NO_TOPIC_ID)]
+    hidden, _ = topic_access.split_deletions(broker, ctx, named)
+    names = [n for n in request.topic_names if n not in hidden]
+    states = [(n, i) for n, i in states if n is None or n not in hidden]
+    results, to_delete = resolve_deletions(broker, names, states)
+    refused = topic_access.undeletable(broker, ctx, to_delete)
+    to_delete = [n for n in to_delete if n not in refused]
+    denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    results += [DeletionError(n, None, denied, denied.message) for n in hidden]
+    results += [DeletionError(n, _topic_id(broker, n), denied, denied.message) for n in refused]
     out = [
         DeletableTopicResult(
             name=r.name,

@@ -1,9 +1,11 @@
 """Handlers under an authorizer answer TOPIC_AUTHORIZATION_FAILED (29) where Kafka 4.0's
 KafkaApis does, and before looking at existence: DeleteRecords (DELETE, low watermark -1),
 ListOffsets (DESCRIBE, offset and timestamp -1), Produce (WRITE), DeletePartitions
-(DELETE, the catalog's KIP694-ERR-4 decision), Metadata (DESCRIBE: hidden from an
-all-topics answer, 29 when named, no auto-creation without CREATE; authorized operations
-as bit fields). A broker without an authorizer allows everything, as before."""
+(DELETE, the catalog's KIP694-ERR-4 decision), Fetch (READ), CreateTopics (CREATE on
+the cluster or topic), DeleteTopics (DESCRIBE before existence, then DELETE), Metadata
+(DESCRIBE: hidden from an all-topics answer, 29 when named, no auto-creation without
+CREATE; authorized operations as bit fields). A broker without an authorizer allows
+everything, as before."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
 from lethe_formats.protocol.messages.delete_partitions import (
     DeletePartitionsRequest,
     DeletePartitionsTopic,
@@ -23,6 +26,8 @@ from lethe_formats.protocol.messages.delete_records import (
     DeleteRecordsRequest,
     DeleteRecordsTopic,
 )
+from lethe_formats.protocol.messages.delete_topics import DeleteTopicsRequest
+from lethe_formats.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from lethe_formats.protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsRequest,
@@ -183,3 +188,42 @@ def test_without_an_authorizer_everything_stays_allowed(tmp_path: Path) -> None:
         assert ops.topic_authorized_operations == 3576
     finally:
         broker.shutdown()
+
+
+def test_fetch_without_read_is_29_for_consumers(broker: Broker) -> None:
+    assert produce(broker, "t") == ErrorCode.NONE
+    partition = FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)
+    request = FetchRequest(
+        max_wait_ms=0, min_bytes=1, topics=(FetchTopic(topic="t", partitions=(partition,)),)
+    )
+    answer: Any = dispatch(broker, ctx(ApiKey.FETCH, 12), request)
+    got = answer.responses[0].partitions[0]
+    assert (got.error_code, got.records) == (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+    grant(broker, "t", Op.READ)
+    answer = dispatch(broker, ctx(ApiKey.FETCH, 12), request)
+    assert answer.responses[0].partitions[0].error_code == ErrorCode.NONE
+
+
+def test_create_topics_needs_create_on_the_cluster_or_the_topic(broker: Broker) -> None:
+    request = CreateTopicsRequest(
+        (CreatableTopic("mine", 1, 1), CreatableTopic("theirs", 1, 1)), 1000
+    )
+    grant(broker, "mine", Op.CREATE)
+    answer: Any = dispatch(broker, ctx(ApiKey.CREATE_TOPICS, 7), request)
+    assert [(t.name, t.error_code) for t in answer.topics] == [("mine", 0), ("theirs", 29)]
+    assert answer.topics[1].error_message == "Authorization failed."
+    assert broker.metadata.get("theirs") is None
+
+
+def test_delete_topics_hides_undescribable_names_and_needs_delete(broker: Broker) -> None:
+    broker.create_topic("u", 1)
+    grant(broker, "t", Op.DESCRIBE)
+    grant(broker, "absent", Op.DESCRIBE)
+    request = DeleteTopicsRequest(topic_names=("u", "nowhere", "absent", "t"), timeout_ms=1000)
+    answer: Any = dispatch(broker, ctx(ApiKey.DELETE_TOPICS, 5), request)
+    codes = {r.name: r.error_code for r in answer.responses}
+    assert codes == {"u": 29, "nowhere": 29, "absent": 3, "t": 29}
+    assert broker.metadata.get("t") is not None and broker.metadata.get("u") is not None
+    grant(broker, "t", Op.DELETE)
+    answer = dispatch(broker, ctx(ApiKey.DELETE_TOPICS, 5), DeleteTopicsRequest(topic_names=("t",)))
+    assert [r.error_code for r in answer.responses] == [0]
