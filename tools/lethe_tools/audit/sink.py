@@ -28,6 +28,7 @@ column, runs of batch-constant values expanded with a numpy ``repeat`` index.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 
@@ -35,7 +36,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from lethe_tools.audit.decode import decode_item
 from lethe_tools.audit.discover import Item
@@ -55,9 +55,25 @@ __all__ = [
 _ROWS_PER_GROUP = 65536
 
 
+_ARROW_TYPES = {
+    "string": pa.string(),
+    "int": pa.int32(),
+    "bigint": pa.int64(),
+    "boolean": pa.bool_(),
+}
+
+
+@functools.cache
 def arrow_schema(table: str) -> pa.Schema:
-    """The Arrow schema of an audit table (Spark's own mapping of schemas.TABLES)."""
-    return to_arrow_schema(TABLES[table])
+    """The Arrow schema of an audit table: schemas.TABLES with Spark's type mapping.
+
+    Spelled out for the four types the tables use (pyspark's own converter
+    imports pandas, a second of a task's time)."""
+    fields = [
+        pa.field(field.name, _ARROW_TYPES[field.dataType.simpleString()], field.nullable)
+        for field in TABLES[table].fields
+    ]
+    return pa.schema(fields)
 
 
 def to_record_batch(columns: Columns) -> pa.RecordBatch:

@@ -38,7 +38,7 @@ from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
 
 from lethe_tools.audit.checks import below_log_start, compaction, consumed, horizons, integrity
 from lethe_tools.audit.checks.context import CheckContext, CheckOutput
-from lethe_tools.audit.checks.frames import check_records, live_logs
+from lethe_tools.audit.checks.frames import check_records, live_logs, offset_bound
 from lethe_tools.audit.checks.model import (
     FINDING_COLUMNS,
     AuditOptions,
@@ -144,7 +144,7 @@ def run_all(
     del spark  # the tables carry their session; kept for the job's call shape
     options = options or AuditOptions()
     logs = live_logs(tables).cache()
-    records = check_records(tables, logs).cache()
+    records = check_records(tables, logs, offset_bound(logs)).cache()
     ctx = CheckContext(tables, logs, now_ms, options, records)
     findings = Findings(now_ms=now_ms, problems=tables["problems"].count())
     runners: list[Callable[[CheckContext], CheckOutput]] = [module.run for module in CHECKS]

@@ -44,6 +44,7 @@ __all__ = [
     "live_logs",
     "live_records",
     "live_segments",
+    "offset_bound",
 ]
 
 LOG_KEYS = ["logdir", "topic", "partition"]
@@ -105,16 +106,35 @@ def live_records(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
     return _with_log(tables["records"], tables, logs)
 
 
-def check_records(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
+def check_records(
+    tables: dict[str, DataFrame], logs: DataFrame, bound: int | None = None
+) -> DataFrame:
     """Live records below the log start, tombstones, and records of the cleaned part.
 
     A superset of the rows every record-level condition of the checks selects
     (below-log-start: ``offset < log_start``; delete-horizon: tombstones;
     compaction: ``offset < cleaner_offset``), with the columns they read.
+    ``bound``, when given, must be at least every log's ``log_start`` and
+    ``cleaner_offset`` (:func:`offset_bound`): records are then first filtered
+    by ``is_tombstone OR offset < bound``, which Parquet row-group statistics
+    answer before the join, so most of the records table is never decoded.
     """
+    records = tables["records"]
+    if bound is not None:
+        records = records.where(F.col("is_tombstone") | (F.col("offset") < lit_long(bound)))
     cleaned = F.col("cleaner_offset").isNotNull() & (F.col("offset") < F.col("cleaner_offset"))
     wanted = (F.col("offset") < F.col("log_start")) | F.col("is_tombstone") | cleaned
-    return live_records(tables, logs).where(wanted)
+    return _with_log(records, tables, logs).where(wanted)
+
+
+def offset_bound(logs: DataFrame) -> int:
+    """The largest ``log_start`` or ``cleaner_offset`` of any live log (0 with none)."""
+    row = logs.agg(
+        F.max("log_start").alias("start"), F.max("cleaner_offset").alias("cleaner")
+    ).first()
+    if row is None:
+        return 0
+    return max(int(row["start"] or 0), int(row["cleaner"] or 0))
 
 
 def findings_frame(check: str, frame: DataFrame, **columns: Column) -> DataFrame:
