@@ -338,6 +338,12 @@ def _phase_notes(detail: dict[str, Any]) -> list[str]:
             f"{name} {one[name] / two[name]:.2f}x" for name in one if two.get(name, 0) > 0
         )
         notes.append(f"speed-up local[1] -> local[2] per phase: {ratios}")
+        after = {m: run["seconds"] - run["phases"].get("start", 0.0) for m, run in best.items()}
+        notes.append(
+            "without the start phase (interpreter, JVM and session start, the same for any "
+            f"data size): local[1] {after['local[1]']:.1f} s, local[2] {after['local[2]']:.1f} s, "
+            f"{after['local[1]'] / after['local[2]']:.2f}x"
+        )
     return notes
 
 

@@ -158,7 +158,7 @@ def _generate(root: Path, min_bytes: int) -> LogDir:
     for name in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint"):
         write_offset_checkpoint(root / name, dict(sorted(ends.items())))
     write_offset_checkpoint(root / "log-start-offset-checkpoint", [])
-    return LogDir(str(root), totals[0], totals[1], totals[2], totals[3], min_bytes)
+    return LogDir(str(root.resolve()), totals[0], totals[1], totals[2], totals[3], min_bytes)
 
 
 def ensure_logdir(data_dir: Path, min_bytes: int) -> LogDir:
