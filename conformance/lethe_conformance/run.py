@@ -94,6 +94,8 @@ class RunOptions:
     log_dir: Path | None = None
     control: str | None = None
     sasl: PlainCredentials | None = None
+    #: a second principal (capability principals, with ``sasl`` as the admin)
+    user: PlainCredentials | None = None
     profiles: tuple[str, ...] = ()
     require: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
@@ -251,7 +253,7 @@ def _selection(
 
 def _build_target(options: RunOptions) -> Target:
     if options.target is None:
-        if options.control or options.sasl or options.log_dir:
+        if options.control or options.sasl or options.user or options.log_dir:
             raise RunSetupError("--log-dir, --control and SASL need --target")
         # Imported here: a run against a bootstrap target never loads the reference broker.
         from lethe_conformance.targets.embedded import EmbeddedTarget  # noqa: PLC0415
@@ -263,7 +265,11 @@ def _build_target(options: RunOptions) -> Target:
     try:
         hook = None if options.control is None else ControlHook.parse(options.control)
         return BootstrapTarget(
-            options.target, log_dir=options.log_dir, sasl=options.sasl, control=hook
+            options.target,
+            log_dir=options.log_dir,
+            sasl=options.sasl,
+            user=options.user,
+            control=hook,
         )
     except ValueError as error:
         raise RunSetupError(str(error)) from None

@@ -107,3 +107,16 @@ def test_the_runner_removes_the_acls_a_scenario_created(embedded: EmbeddedTarget
         answer = admin.call(alices, DescribeAclsResponse)
     assert answer.error_code == ErrorCode.NONE
     assert answer.resources == ()
+
+
+def test_a_bootstrap_target_with_both_principals_runs_the_authorization_scenarios(
+    embedded: EmbeddedTarget,
+) -> None:
+    """As against a real Kafka with a SASL_PLAINTEXT listener: every connection (setup,
+    cleanup, admin steps) authenticates as the admin, steps with a principal as alice."""
+    target = BootstrapTarget(
+        sasl_address(embedded), sasl=CREDENTIALS["admin"], user=CREDENTIALS["user"]
+    )
+    for name in ("kip107-delete-records-authorization", "kip107-list-offsets-authorization"):
+        result = run_scenario(target, load_scenario(scenarios_root() / "kip107" / f"{name}.json"))
+        assert result.outcome is Outcome.PASS, result.detail

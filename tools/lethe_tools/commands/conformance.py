@@ -57,6 +57,13 @@ def register(subparsers: Any) -> None:
     runner.add_argument("--sasl-user", metavar="U", help="SASL/PLAIN user name")
     runner.add_argument("--sasl-password", metavar="P", help="SASL/PLAIN password")
     runner.add_argument(
+        "--user-sasl-user",
+        metavar="U",
+        help="a second SASL/PLAIN principal with no ACLs (capability principals; the "
+        "--sasl-user one must be allowed everything)",
+    )
+    runner.add_argument("--user-sasl-password", metavar="P", help="its password")
+    runner.add_argument(
         "--profile", action="append", default=[], metavar="P", help="run only this profile"
     )
     runner.add_argument(
@@ -76,14 +83,20 @@ def register(subparsers: Any) -> None:
 def _options(args: argparse.Namespace) -> RunOptions:
     if (args.sasl_user is None) != (args.sasl_password is None):
         raise RunSetupError("--sasl-user and --sasl-password go together")
+    if (args.user_sasl_user is None) != (args.user_sasl_password is None):
+        raise RunSetupError("--user-sasl-user and --user-sasl-password go together")
     sasl = None
     if args.sasl_user is not None:
         sasl = PlainCredentials(args.sasl_user, args.sasl_password)
+    user = None
+    if args.user_sasl_user is not None:
+        user = PlainCredentials(args.user_sasl_user, args.user_sasl_password)
     return RunOptions(
         target=args.target,
         log_dir=args.log_dir,
         control=args.control,
         sasl=sasl,
+        user=user,
         profiles=tuple(args.profile),
         require=tuple(args.require),
         tags=tuple(args.tag),
