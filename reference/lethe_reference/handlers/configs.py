@@ -8,7 +8,10 @@ resource of a request to it, checks the resource itself as Kafka 4.0 does, and
 applies accepted changes to the broker (topic overrides reach the partition logs'
 LogConfig at once; broker changes swap the broker config).
 
-Resource checks, per resource, in Kafka's order (``ConfigHelper.describeConfigs``;
+Authorization first, per resource (:mod:`.config_access`: DESCRIBE_CONFIGS /
+ALTER_CONFIGS on the topic or the cluster, else 29 / 31), only with an
+authorizer. Then the resource checks, per resource, in Kafka's order
+(``ConfigHelper.describeConfigs``;
 ``ConfigAdminManager.preprocess`` then the controller for alters):
 
 =================  ===========================================================
@@ -65,10 +68,12 @@ from lethe_reference.config import (
     describe_broker_configs,
     describe_topic_configs,
 )
+from lethe_reference.handlers.config_access import config_refusal
 from lethe_reference.handlers.config_changes import (
     BROKER,
     BROKER_LOGGER,
     TOPIC,
+    Outcome,
     ResourceError,
     alter_resource,
     check_unique_resources,
@@ -198,8 +203,27 @@ def describe_configs(
                 f"Unexpected resource type {kind} for resource {resource.resource_name}",
             )
     return DescribeConfigsResponse(
-        results=tuple(_describe_one(broker, r, request.include_synonyms) for r in request.resources)
+        results=tuple(
+            _refused(broker, ctx, r) or _describe_one(broker, r, request.include_synonyms)
+            for r in request.resources
+        )
     )
+
+
+def _refused(
+    broker: Broker, ctx: RequestContext, resource: DescribeConfigsResource
+) -> DescribeConfigsResult | None:
+    """The answer to a resource the principal may not describe (:mod:`.config_access`)."""
+    kind, name = resource.resource_type, resource.resource_name
+    refusal = config_refusal(broker, ctx, kind, name, alter=False)
+    return None if refusal is None else DescribeConfigsResult(*refusal, kind, name)
+
+
+def _alter_refused(
+    broker: Broker, ctx: RequestContext, resource_type: int, name: str
+) -> Outcome | None:
+    refusal = config_refusal(broker, ctx, resource_type, name, alter=True)
+    return None if refusal is None else Outcome(*refusal)
 
 
 # --- AlterConfigs / IncrementalAlterConfigs -----------------------------------------------
@@ -230,12 +254,17 @@ def alter_configs(
     out = []
     for index, resource in enumerate(request.resources):
         entries = [(c.name, c.value) for c in resource.configs]
-        error = repeated.get(index) or alter_resource(
-            broker,
-            resource.resource_type,
-            resource.resource_name,
-            entries=entries,
-            validate_only=request.validate_only,
+        kind, name = resource.resource_type, resource.resource_name
+        error = (
+            repeated.get(index)
+            or _alter_refused(broker, ctx, kind, name)
+            or alter_resource(
+                broker,
+                resource.resource_type,
+                resource.resource_name,
+                entries=entries,
+                validate_only=request.validate_only,
+            )
         )
         out.append(
             AlterConfigsResourceResponse(
@@ -273,12 +302,17 @@ def incremental_alter_configs(
     out = []
     for index, resource in enumerate(request.resources):
         ops = [ConfigOp(c.name, c.config_operation, c.value) for c in resource.configs]
-        error = repeated.get(index) or alter_resource(
-            broker,
-            resource.resource_type,
-            resource.resource_name,
-            ops=ops,
-            validate_only=request.validate_only,
+        kind, name = resource.resource_type, resource.resource_name
+        error = (
+            repeated.get(index)
+            or _alter_refused(broker, ctx, kind, name)
+            or alter_resource(
+                broker,
+                resource.resource_type,
+                resource.resource_name,
+                ops=ops,
+                validate_only=request.validate_only,
+            )
         )
         out.append(
             IncrementalAlterConfigsResourceResponse(

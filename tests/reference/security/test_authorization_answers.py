@@ -1,8 +1,9 @@
 """Handlers under an authorizer answer TOPIC_AUTHORIZATION_FAILED (29) where Kafka 4.0's
 KafkaApis does, and before looking at existence: DeleteRecords (DELETE, low watermark -1),
 ListOffsets (DESCRIBE, offset and timestamp -1), Produce (WRITE), DeletePartitions
-(DELETE, the catalog's KIP694-ERR-4 decision), Fetch (READ), CreateTopics (CREATE on
-the cluster or topic), DeleteTopics (DESCRIBE before existence, then DELETE), Metadata
+(DELETE, the catalog's KIP694-ERR-4 decision), Fetch (READ), config requests
+(DESCRIBE_CONFIGS / ALTER_CONFIGS: 29 on topics, 31 on the broker), CreateTopics (CREATE
+on the cluster or topic), DeleteTopics (DESCRIBE before existence, then DELETE), Metadata
 (DESCRIBE: hidden from an all-topics answer, 29 when named, no auto-creation without
 CREATE; authorized operations as bit fields). A broker without an authorizer allows
 everything, as before."""
@@ -27,7 +28,16 @@ from lethe_formats.protocol.messages.delete_records import (
     DeleteRecordsTopic,
 )
 from lethe_formats.protocol.messages.delete_topics import DeleteTopicsRequest
+from lethe_formats.protocol.messages.describe_configs import (
+    DescribeConfigsRequest,
+    DescribeConfigsResource,
+)
 from lethe_formats.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from lethe_formats.protocol.messages.incremental_alter_configs import (
+    IncrementalAlterableConfig,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResource,
+)
 from lethe_formats.protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsRequest,
@@ -227,3 +237,28 @@ def test_delete_topics_hides_undescribable_names_and_needs_delete(broker: Broker
     grant(broker, "t", Op.DELETE)
     answer = dispatch(broker, ctx(ApiKey.DELETE_TOPICS, 5), DeleteTopicsRequest(topic_names=("t",)))
     assert [r.error_code for r in answer.responses] == [0]
+
+
+def test_config_requests_need_describe_configs_or_alter_configs(broker: Broker) -> None:
+    topic = DescribeConfigsResource(resource_type=2, resource_name="t")
+    node = DescribeConfigsResource(resource_type=4, resource_name=str(broker.node_id))
+    described: Any = dispatch(
+        broker, ctx(ApiKey.DESCRIBE_CONFIGS, 4), DescribeConfigsRequest(resources=(topic, node))
+    )
+    assert [(r.error_code, r.configs) for r in described.results] == [(29, ()), (31, ())]
+    grant(broker, "t", Op.ALTER_CONFIGS)  # implies DESCRIBE_CONFIGS
+    described = dispatch(
+        broker, ctx(ApiKey.DESCRIBE_CONFIGS, 4), DescribeConfigsRequest(resources=(topic,))
+    )
+    assert described.results[0].error_code == ErrorCode.NONE and described.results[0].configs
+    change = IncrementalAlterConfigsResource(
+        resource_type=2,
+        resource_name="gone",
+        configs=(IncrementalAlterableConfig("retention.ms", 0, "1000"),),
+    )
+    altered: Any = dispatch(
+        broker,
+        ctx(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1),
+        IncrementalAlterConfigsRequest(resources=(change,)),
+    )
+    assert altered.responses[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
