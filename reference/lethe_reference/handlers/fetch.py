@@ -79,6 +79,9 @@ if TYPE_CHECKING:
 __all__ = ["DelayedFetch", "error_response", "fetch_sessions", "handle"]
 
 _SESSIONS = "partition_ops.fetch_sessions"
+#: From this version a consumer's Fetch carries client metadata (rack id) and Kafka
+#: lets a follower answer it (``FetchParams.fetchOnlyLeader``).
+_CLIENT_METADATA_FROM = 11
 TopicPartition = tuple[str, int]
 Work = list[tuple[TopicPartition, RequestedPartition]]
 Keyed = list[tuple[PartitionKey, PartitionData]]
@@ -172,6 +175,8 @@ class _Plan:
     max_bytes: int
     min_bytes: int
     max_wait_ms: int
+    #: False for a consumer's v11+ fetch, which a follower may answer (``fetchOnlyLeader``)
+    leader_only: bool = True
     readable: list[tuple[PartitionKey, TopicPartition, RequestedPartition]] = field(
         default_factory=list
     )
@@ -182,7 +187,13 @@ class _Plan:
         return [(tp, requested) for _, tp, requested in self.readable]
 
     def read(self) -> list[PartitionRead]:
-        return read_partitions(self.broker, self.work, self.max_bytes, isolation=self.isolation)
+        return read_partitions(
+            self.broker,
+            self.work,
+            self.max_bytes,
+            isolation=self.isolation,
+            leader_only=self.leader_only,
+        )
 
     def respond(self, reads: list[PartitionRead]) -> FetchResponse:
         keyed: Keyed = [
@@ -227,7 +238,13 @@ class DelayedFetch(Deferred[FetchResponse]):
 
     def try_complete(self) -> FetchResponse | None:
         plan = self.plan
-        if not fetch_satisfied(plan.broker, plan.work, plan.min_bytes, isolation=plan.isolation):
+        if not fetch_satisfied(
+            plan.broker,
+            plan.work,
+            plan.min_bytes,
+            isolation=plan.isolation,
+            leader_only=plan.leader_only,
+        ):
             return None
         return plan.respond(plan.read())
 
@@ -254,6 +271,7 @@ def _plan(broker: Broker, ctx: RequestContext, request: FetchRequest) -> _Plan:
         max_bytes,
         min(request.min_bytes, max_bytes),
         request.max_wait_ms,
+        leader_only=_replica_id(request) >= 0 or version < _CLIENT_METADATA_FROM,
     )
     consumer = _replica_id(request) < 0
     for key, requested in context.partitions:

@@ -183,3 +183,20 @@ def test_an_acks_all_produce_times_out_while_the_isr_has_not_got_the_records(
         assert produce_error(waiting.result()) == TIMED_OUT
         answer = produce_in_loop(cluster, 1, "t", 2, acks=1, timeout_ms=5_000)
         assert produce_error(answer) == NONE  # acks=1: the leader's append is enough
+
+
+def test_a_follower_answers_a_consumer_fetch_from_v11_up_to_its_own_high_watermark(
+    tmp_path: Path,
+) -> None:
+    with running_cluster(tmp_path) as cluster:
+        create(cluster, "t")
+        produce(cluster, 1, "t", 10)
+        with connect(cluster, 2) as conn:
+            before = calls.fetch(conn, "t", 0, 0, version=11).responses[0].partitions[0]
+            assert (before.error_code, before.high_watermark, before.records) == (NONE, 0, b"")
+            cluster.advance(500)  # the follower learns HW 10 from its next fetch answer
+            after = calls.fetch(conn, "t", 0, 0, version=12).responses[0].partitions[0]
+            assert (after.error_code, after.high_watermark) == (NONE, 10)
+            assert after.records
+            old = calls.fetch(conn, "t", 0, 0, version=10).responses[0].partitions[0]
+            assert old.error_code == NOT_LEADER

@@ -85,14 +85,17 @@ def partition_exists(broker: Broker, topic: str, partition: int) -> bool:
     return info is not None and 0 <= partition < info.partitions
 
 
-def lookup(broker: Broker, topic: str, partition: int) -> PartitionLog | ErrorCode:
-    """The partition's log, or UNKNOWN_TOPIC_OR_PARTITION (both steps above)."""
+def lookup(
+    broker: Broker, topic: str, partition: int, *, leader_only: bool = True
+) -> PartitionLog | ErrorCode:
+    """The partition's log, or UNKNOWN_TOPIC_OR_PARTITION (both steps above); with
+    ``leader_only`` False a cluster follower's log too (a consumer's Fetch v11+)."""
     if not partition_exists(broker, topic, partition):
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     log = broker.log(topic, partition)
     if log is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    not_leader = leader_error(broker, topic, partition)  # a cluster follower: 6
+    not_leader = leader_error(broker, topic, partition) if leader_only else None
     return log if not_leader is None else not_leader
 
 

@@ -31,6 +31,11 @@ report (possibly none). A v12+ ``last_fetched_epoch`` is checked against the
 leader-epoch cache (``lastOffsetForLeaderEpoch``); a diverging log answers no
 records and the epoch and end offset to truncate to.
 
+**Followers** (in-process cluster): a consumer's Fetch v11+ may read a
+follower's replica, up to its own HW (Kafka reads locally whenever the request
+carries client metadata, i.e. from v11); ``leader_only`` is then False. Older
+consumer fetches and replica fetches need the leader (NOT_LEADER_OR_FOLLOWER).
+
 **Many partitions** (:func:`read_partitions`): the response budget
 ``max_bytes`` shrinks by what each partition returned; each partition reads at
 most ``min(partition_max_bytes, budget left)``; until some partition returned
@@ -126,9 +131,10 @@ def read_partition(
     *,
     isolation: FetchIsolation,
     min_one_message: bool,
+    leader_only: bool = True,
 ) -> PartitionRead:
     """Read one partition (module docstring); never raises for bad offsets."""
-    found = lookup(broker, *tp)
+    found = lookup(broker, *tp, leader_only=leader_only)
     if isinstance(found, ErrorCode):
         return PartitionRead(found)
     epoch_error = check_leader_epoch(requested.current_leader_epoch, leader_epoch(broker, *tp))
@@ -173,13 +179,20 @@ def read_partitions(
     max_bytes: int,
     *,
     isolation: FetchIsolation,
+    leader_only: bool = True,
 ) -> list[PartitionRead]:
     """``readFromLog``: read in order within the response budget ``max_bytes``."""
     budget, min_one_message = max_bytes, True
     results = []
     for tp, requested in partitions:
         result = read_partition(
-            broker, tp, requested, budget, isolation=isolation, min_one_message=min_one_message
+            broker,
+            tp,
+            requested,
+            budget,
+            isolation=isolation,
+            min_one_message=min_one_message,
+            leader_only=leader_only,
         )
         if result.records:
             min_one_message = False
@@ -205,11 +218,12 @@ def fetch_satisfied(
     min_bytes: int,
     *,
     isolation: FetchIsolation,
+    leader_only: bool = True,
 ) -> bool:
     """``DelayedFetch.tryComplete`` (module docstring)."""
     accumulated = 0
     for tp, requested in partitions:
-        found = lookup(broker, *tp)
+        found = lookup(broker, *tp, leader_only=leader_only)
         if isinstance(found, ErrorCode):
             return True
         epoch = leader_epoch(broker, *tp)
