@@ -16,8 +16,8 @@ In a cluster (:mod:`lethe_reference.embedded_cluster`) each broker gets a
   :class:`~lethe_reference.cluster.replication.LeaderState`), follower (a
   :class:`~lethe_reference.cluster.fetcher.PartitionFetcher` replicates from
   the leader), or neither. Leader-only requests (Produce, DeleteRecords,
-  ListOffsets, consumer Fetch) on a follower answer NOT_LEADER_OR_FOLLOWER (6)
-  through :func:`leader_error`.
+  ListOffsets, a consumer's Fetch below v11, replica fetches) on a follower
+  answer NOT_LEADER_OR_FOLLOWER (6) through :func:`leader_error`.
 * **metadata deltas** (:meth:`Member.partition_changed`, then
   :meth:`Member.activate` once every member applied the change): create the
   local log of an assigned replica, become leader (reset follower states) or

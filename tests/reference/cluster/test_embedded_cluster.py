@@ -200,3 +200,17 @@ def test_a_follower_answers_a_consumer_fetch_from_v11_up_to_its_own_high_waterma
             assert after.records
             old = calls.fetch(conn, "t", 0, 0, version=10).responses[0].partitions[0]
             assert old.error_code == NOT_LEADER
+
+
+def test_a_restarted_follower_catches_up_and_rejoins_the_isr(tmp_path: Path) -> None:
+    with running_cluster(tmp_path) as cluster:
+        create(cluster, "t")
+        produce(cluster, 1, "t", 10)
+        cluster.stop_broker(3)
+        state = cluster.partition_state("t", 0)
+        assert state is not None and state.isr == (1, 2)
+        produce(cluster, 1, "t", 5)  # acks=-1: the ISR is 1 and 2 now
+        cluster.start_broker(3)
+        assert offsets(cluster, 3, "t")[2] == 15
+        state = cluster.partition_state("t", 0)
+        assert state is not None and state.isr == (1, 2, 3)
