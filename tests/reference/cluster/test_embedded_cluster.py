@@ -214,3 +214,19 @@ def test_a_restarted_follower_catches_up_and_rejoins_the_isr(tmp_path: Path) -> 
         assert offsets(cluster, 3, "t")[2] == 15
         state = cluster.partition_state("t", 0)
         assert state is not None and state.isr == (1, 2, 3)
+
+
+def test_metadata_follows_elections_and_lists_a_stopped_brokers_replica_offline(
+    tmp_path: Path,
+) -> None:
+    with running_cluster(tmp_path) as cluster:
+        create(cluster, "t")
+        cluster.move_leader("t", 0, 2)
+        cluster.stop_broker(3)
+        with connect(cluster, 1) as conn:
+            answer = calls.metadata(conn, ["t"])
+        assert [b.node_id for b in answer.brokers] == [1, 2]
+        partition = answer.topics[0].partitions[0]
+        assert (partition.leader_id, partition.leader_epoch) == (2, 1)
+        assert (partition.replica_nodes, partition.isr_nodes) == ((1, 2, 3), (1, 2))
+        assert partition.offline_replicas == (3,)
