@@ -4,7 +4,13 @@ Theory of operation
 -------------------
 ``KafkaApis.handleOffsetCommitRequest`` / ``handleOffsetFetchRequest`` of Kafka
 4.0 over the group coordinator (:mod:`lethe_reference.cluster.group_runtime`).
-No authorizer: every group and topic ACL check passes.
+Authorization (only with an authorizer, :mod:`.authz`), before the
+coordinator: READ on the GROUP, else GROUP_AUTHORIZATION_FAILED (30) for the
+whole group (OffsetCommit: every partition; OffsetFetch: the group's error).
+OffsetCommit needs READ on each topic, OffsetFetch DESCRIBE; a topic without
+it is TOPIC_AUTHORIZATION_FAILED (29) on its partitions before existence is
+checked (OffsetFetch: offset -1), and a whole-group OffsetFetch leaves such
+topics out.
 
 OffsetCommit. The handler checks the topics before the coordinator sees them:
 a topic the broker does not know fails all its partitions, a partition number
@@ -32,6 +38,7 @@ change anything: there are no pending transactional offsets to wait for.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lethe_formats.protocol.api_keys import ApiKey
@@ -52,7 +59,9 @@ from lethe_formats.protocol.messages.offset_fetch import (
 )
 
 from lethe_reference.cluster import group as coordination
+from lethe_reference.cluster.acl import AclOperation, ResourceType
 from lethe_reference.cluster.group_runtime import runtime_of
+from lethe_reference.handlers.authz import authorize, authorized_names
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 
@@ -88,14 +97,20 @@ def _commit_error(
 
 
 def _known_partitions(
-    broker: Broker, request: OffsetCommitRequest, answers: _Answers
+    broker: Broker, request: OffsetCommitRequest, answers: _Answers, readable: set[str]
 ) -> list[tuple[TopicPartition, coordination.CommitOffset]]:
     """The partitions the coordinator gets; the others are answered in ``answers``."""
     known = []
     for topic in request.topics:
         info = broker.metadata.get(topic.name)
         for p in topic.partitions:
-            if info is not None and 0 <= p.partition_index < info.partitions:
+            if topic.name not in readable:
+                answers.setdefault(topic.name, []).append(
+                    OffsetCommitResponsePartition(
+                        p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                    )
+                )
+            elif info is not None and 0 <= p.partition_index < info.partitions:
                 commit = coordination.CommitOffset(
                     p.committed_offset, p.committed_metadata, p.committed_leader_epoch
                 )
@@ -114,8 +129,13 @@ def handle_offset_commit(
     broker: Broker, ctx: RequestContext, request: OffsetCommitRequest
 ) -> OffsetCommitResponse:
     """Answer an OffsetCommit request (module docstring)."""
+    if not authorize(broker, ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return _commit_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    readable = authorized_names(
+        broker, ctx, AclOperation.READ, ResourceType.TOPIC, {t.name for t in request.topics}
+    )
     answers: _Answers = {}
-    known = _known_partitions(broker, request, answers)
+    known = _known_partitions(broker, request, answers, readable)
     if not known:
         return _commit_response(answers)
     runtime = runtime_of(broker)
@@ -173,6 +193,45 @@ def _all_topics(
 
 
 def _fetch_group(
+    broker: Broker,
+    ctx: RequestContext,
+    group_id: str,
+    topics: tuple[OffsetFetchRequestTopic, ...] | None,
+) -> OffsetFetchResponseGroup:
+    """One group's answer, authorization first (module docstring)."""
+    if not authorize(broker, ctx, AclOperation.READ, ResourceType.GROUP, group_id):
+        return OffsetFetchResponseGroup(group_id, (), ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if topics is None:
+        answer = _coordinator_fetch(broker, group_id, None)
+        kept = tuple(t for t in answer.topics if _describable(broker, ctx, t.name))
+        return replace(answer, topics=kept)
+    allowed = [t for t in topics if _describable(broker, ctx, t.name)]
+    answer = _coordinator_fetch(broker, group_id, tuple(allowed))
+    if answer.error_code or len(allowed) == len(topics):
+        return answer
+    refused = tuple(
+        OffsetFetchResponseTopic(t.name, tuple(_refused(p) for p in t.partition_indexes))
+        for t in topics
+        if t not in allowed
+    )
+    return replace(answer, topics=answer.topics + refused)
+
+
+def _describable(broker: Broker, ctx: RequestContext, topic: str) -> bool:
+    return authorize(broker, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
+
+
+def _refused(partition: int) -> OffsetFetchResponsePartition:
+    return OffsetFetchResponsePartition(
+        partition_index=partition,
+        committed_offset=-1,
+        committed_leader_epoch=-1,
+        metadata="",
+        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+    )
+
+
+def _coordinator_fetch(
     broker: Broker, group_id: str, topics: tuple[OffsetFetchRequestTopic, ...] | None
 ) -> OffsetFetchResponseGroup:
     coordinator = runtime_of(broker).coordinator
@@ -217,6 +276,6 @@ def handle_offset_fetch(
         asked = [(g.group_id, g.topics) for g in request.groups]
     else:
         asked = [(request.group_id, request.topics)]
-    groups = [_fetch_group(broker, group_id, topics) for group_id, topics in asked]
+    groups = [_fetch_group(broker, ctx, group_id, topics) for group_id, topics in asked]
     runtime_of(broker).rearm()
     return _fetch_response(groups, version)

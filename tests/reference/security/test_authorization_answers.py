@@ -5,7 +5,8 @@ ListOffsets (DESCRIBE, offset and timestamp -1), Produce (WRITE), DeletePartitio
 (DESCRIBE_CONFIGS / ALTER_CONFIGS: 29 on topics, 31 on the broker), CreateTopics (CREATE
 on the cluster or topic), DeleteTopics (DESCRIBE before existence, then DELETE), Metadata
 (DESCRIBE: hidden from an all-topics answer, 29 when named, no auto-creation without
-CREATE; authorized operations as bit fields). A broker without an authorizer allows
+CREATE; authorized operations as bit fields), OffsetCommit / OffsetFetch (READ on the
+group, 30, then READ / DESCRIBE on the topic). A broker without an authorizer allows
 everything, as before."""
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from lethe_formats.protocol.messages.describe_configs import (
     DescribeConfigsResource,
 )
 from lethe_formats.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from lethe_formats.protocol.messages.find_coordinator import FindCoordinatorRequest
 from lethe_formats.protocol.messages.incremental_alter_configs import (
     IncrementalAlterableConfig,
     IncrementalAlterConfigsRequest,
@@ -44,6 +46,16 @@ from lethe_formats.protocol.messages.list_offsets import (
     ListOffsetsTopic,
 )
 from lethe_formats.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from lethe_formats.protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from lethe_formats.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+)
 from lethe_formats.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
@@ -51,9 +63,12 @@ from lethe_formats.protocol.messages.produce import (
 )
 from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_reference.broker import Broker
+from lethe_reference.cluster.acl import AclBinding, PatternType, ResourceType
 from lethe_reference.cluster.acl import AclOperation as Op
+from lethe_reference.cluster.acl import AclPermission as Perm
+from lethe_reference.handlers.authz import authorizer_of
 from lethe_reference.handlers.dispatch import dispatch
-from security_support import ADMIN, ctx, grant, plain_broker, secured_broker
+from security_support import ADMIN, ALICE, ctx, grant, plain_broker, secured_broker
 
 BATCH = build_batch(
     [RecordSpec(b"k", b"v", (), 1000), RecordSpec(b"k", b"w", (), 1000)], base_offset=0
@@ -262,3 +277,42 @@ def test_config_requests_need_describe_configs_or_alter_configs(broker: Broker) 
         IncrementalAlterConfigsRequest(resources=(change,)),
     )
     assert altered.responses[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+def grant_group(broker: Broker, group: str) -> None:
+    authorizer = authorizer_of(broker)
+    assert authorizer is not None
+    authorizer.add(
+        [
+            AclBinding(
+                ResourceType.GROUP, group, PatternType.LITERAL, ALICE, "*", Op.READ, Perm.ALLOW
+            )
+        ]
+    )
+
+
+def test_offset_commit_needs_read_on_the_group_then_on_the_topic(broker: Broker) -> None:
+    topic = OffsetCommitRequestTopic("t", (OffsetCommitRequestPartition(0, 1, -1, ""),))
+    request = OffsetCommitRequest(group_id="g", topics=(topic,))
+    answer: Any = dispatch(broker, ctx(ApiKey.OFFSET_COMMIT, 8), request)
+    assert answer.topics[0].partitions[0].error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    grant_group(broker, "g")
+    answer = dispatch(broker, ctx(ApiKey.OFFSET_COMMIT, 8), request)
+    assert answer.topics[0].partitions[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+def test_offset_fetch_needs_read_on_the_group_and_describe_on_the_topic(broker: Broker) -> None:
+    group = OffsetFetchRequestGroup("g", topics=(OffsetFetchRequestTopic("t", (0,)),))
+    request = OffsetFetchRequest(groups=(group,))
+    answer: Any = dispatch(broker, ctx(ApiKey.OFFSET_FETCH, 8), request)
+    assert answer.groups[0].error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    grant_group(broker, "g")
+    for _ in range(3):  # the first call creates the offsets topic (15), as on Kafka
+        found: Any = dispatch(
+            broker, ctx(ApiKey.FIND_COORDINATOR, 3, ADMIN), FindCoordinatorRequest("g")
+        )
+    assert found.error_code == ErrorCode.NONE
+    answer = dispatch(broker, ctx(ApiKey.OFFSET_FETCH, 8), request)
+    assert answer.groups[0].error_code == ErrorCode.NONE
+    got = answer.groups[0].topics[0].partitions[0]
+    assert (got.error_code, got.committed_offset) == (ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1)
