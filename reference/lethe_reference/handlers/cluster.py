@@ -7,7 +7,8 @@ CONTROLLER (2) here is MISMATCHED_ENDPOINT_TYPE ``The request was sent to an
 endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER``.
 Otherwise: cluster id, controller id (this node, as KRaft reports a random alive
 broker), this broker with its advertised host and port, and the cluster's
-authorized operations when asked (no authorizer: all, see :mod:`.authz`).
+authorized operations when asked (what the principal may do on the cluster;
+no authorizer: all, see :mod:`.authz`).
 ``include_fenced_brokers`` changes nothing: this node is never fenced.
 
 SASL. These handlers see SaslHandshake/SaslAuthenticate only where no
@@ -45,7 +46,8 @@ from lethe_formats.protocol.messages.sasl_handshake import (
     SaslHandshakeResponse,
 )
 
-from lethe_reference.handlers.authz import CLUSTER_OPERATIONS, OMITTED
+from lethe_reference.cluster.acl import CLUSTER_NAME, ResourceType
+from lethe_reference.handlers.authz import OMITTED, authorized_operations
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.endpoints import advertised_endpoint
@@ -86,7 +88,9 @@ def describe_cluster(
                 f"but we wanted an endpoint of type {_ENDPOINT_NAMES[wanted]}"
             ),
         )
-    operations = CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else OMITTED
+    operations = OMITTED
+    if request.include_cluster_authorized_operations:
+        operations = authorized_operations(broker, ctx, ResourceType.CLUSTER, CLUSTER_NAME)
     host, port = advertised_endpoint(broker, ctx)
     node = DescribeClusterBroker(broker_id=broker.node_id, host=host, port=port)
     return DescribeClusterResponse(

@@ -29,6 +29,7 @@ from lethe_formats.protocol.messages.delete_records import (
     DeleteRecordsTopic,
 )
 from lethe_formats.protocol.messages.delete_topics import DeleteTopicsRequest
+from lethe_formats.protocol.messages.describe_cluster import DescribeClusterRequest
 from lethe_formats.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
@@ -316,3 +317,10 @@ def test_offset_fetch_needs_read_on_the_group_and_describe_on_the_topic(broker: 
     assert answer.groups[0].error_code == ErrorCode.NONE
     got = answer.groups[0].topics[0].partitions[0]
     assert (got.error_code, got.committed_offset) == (ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1)
+
+
+def test_describe_cluster_reports_the_principals_cluster_operations(broker: Broker) -> None:
+    request = DescribeClusterRequest(include_cluster_authorized_operations=True)
+    alice: Any = dispatch(broker, ctx(ApiKey.DESCRIBE_CLUSTER, 1), request)
+    admin: Any = dispatch(broker, ctx(ApiKey.DESCRIBE_CLUSTER, 1, ADMIN), request)
+    assert (alice.cluster_authorized_operations, admin.cluster_authorized_operations) == (0, 8096)
