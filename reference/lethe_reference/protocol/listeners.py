@@ -24,6 +24,12 @@ name::
 A mechanism other than PLAIN, or PLAIN without a JAAS line, is a config error
 (:class:`ListenerConfigError`): the broker refuses to start, as Kafka refuses
 when a login module is missing.
+
+:func:`secured_listeners` reads Kafka's ``listeners`` setting
+(``NAME://host:port`` entries, comma-separated, each name's protocol from
+``listener.security.protocol.map``) and returns the SASL_PLAINTEXT ones; the
+PLAINTEXT listener is the one the server is told to serve directly
+(``lethe broker --listen``).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ __all__ = [
     "ListenerSecurity",
     "listener_security",
     "parse_jaas_users",
+    "secured_listeners",
 ]
 
 PLAINTEXT = "PLAINTEXT"
@@ -106,3 +113,30 @@ def listener_security(
     if jaas is None:
         raise ListenerConfigError(f"listener {name}: {prefix}plain.sasl.jaas.config is not set")
     return ListenerSecurity(name, protocol, mechanisms, parse_jaas_users(jaas))
+
+
+def _protocol_map(layers: Sequence[Mapping[str, str]]) -> dict[str, str]:
+    text = _value(layers, "listener.security.protocol.map") or ""
+    pairs = (entry.split(":", 1) for entry in text.split(",") if ":" in entry)
+    mapped = {name.strip().upper(): proto.strip().upper() for name, proto in pairs}
+    return {PLAINTEXT: PLAINTEXT, SASL_PLAINTEXT: SASL_PLAINTEXT} | mapped
+
+
+def secured_listeners(
+    layers: Sequence[Mapping[str, str]],
+) -> list[tuple[ListenerSecurity, str, int]]:
+    """(settings, host, port) of every SASL_PLAINTEXT listener in ``listeners``."""
+    protocols = _protocol_map(layers)
+    out = []
+    for entry in (_value(layers, "listeners") or "").split(","):
+        name, sep, address = entry.strip().partition("://")
+        host, colon, port = address.rpartition(":")
+        if not sep or not colon or not port.isdigit():
+            if entry.strip():
+                raise ListenerConfigError(f"listener {entry.strip()!r} is not NAME://HOST:PORT")
+            continue
+        protocol = protocols.get(name.upper(), name.upper())
+        if protocol == SASL_PLAINTEXT:
+            security = listener_security(layers, name.upper(), protocol)
+            out.append((security, host.strip("[]") or "0.0.0.0", int(port)))
+    return out

@@ -1,6 +1,10 @@
 """Run the reference broker in the foreground until SIGTERM or SIGINT.
 
-``lethe broker`` calls :func:`run_broker`. Logs go to stderr, one line per
+``lethe broker`` calls :func:`run_broker`. It serves PLAINTEXT on the
+``--listen`` address and, besides, every SASL_PLAINTEXT listener named in
+the ``listeners`` config (e.g. ``listeners=PLAINTEXT://:9092,
+SASL_PLAINTEXT://127.0.0.1:9093`` with the SASL settings of
+:mod:`lethe_reference.protocol.listeners`). Logs go to stderr, one line per
 event. SIGTERM and SIGINT start a clean shutdown (:meth:`BrokerServer.stop`:
 close the listener, answer parked requests, flush and checkpoint the logs,
 write ``.kafka_cleanshutdown``); the exit status is 0 after a clean shutdown
@@ -18,6 +22,7 @@ from pathlib import Path
 
 from lethe_reference.broker import Broker
 from lethe_reference.config import BrokerConfig
+from lethe_reference.protocol.listeners import ListenerSecurity, secured_listeners
 from lethe_reference.server.app import BrokerServer
 
 __all__ = ["configure_logging", "parse_listen", "run_broker"]
@@ -45,8 +50,14 @@ def configure_logging(level: int = logging.INFO) -> None:
     root.setLevel(level)
 
 
-async def _serve(broker: Broker, host: str, port: int, advertised: tuple[str, int] | None) -> int:
-    server = BrokerServer(broker, host, port, advertised=advertised)
+async def _serve(
+    broker: Broker,
+    host: str,
+    port: int,
+    advertised: tuple[str, int] | None,
+    extra: list[tuple[ListenerSecurity, str, int]],
+) -> int:
+    server = BrokerServer(broker, host, port, advertised=advertised, extra_listeners=extra)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -74,6 +85,8 @@ def run_broker(
 ) -> int:
     """Serve until a signal; returns the exit status (module docstring)."""
     try:
+        layers = (config.dynamic_broker, config.dynamic_default, config.static)
+        extra = secured_listeners(layers)  # a SASL listener it cannot serve: exit 1
         broker = Broker(
             Path(log_dir),
             config=config,
@@ -85,4 +98,4 @@ def run_broker(
     except Exception as error:
         _log.error("event=start-failed log_dir=%s error=%s", log_dir, error)
         return 1
-    return asyncio.run(_serve(broker, host, port, advertised))
+    return asyncio.run(_serve(broker, host, port, advertised, extra))

@@ -22,6 +22,7 @@ from lethe_reference.protocol.listeners import (
     ListenerConfigError,
     listener_security,
     parse_jaas_users,
+    secured_listeners,
 )
 from lethe_reference.protocol.sasl import SaslAuthenticator, SaslState
 from security_support import JAAS, SASL_LISTENER, SECURED
@@ -145,3 +146,21 @@ def test_listener_settings_are_read_listener_prefixed_first() -> None:
 def test_a_sasl_listener_it_cannot_serve_is_a_config_error(settings: dict[str, str]) -> None:
     with pytest.raises(ListenerConfigError):
         listener_security([settings], "SASL_PLAINTEXT", "SASL_PLAINTEXT")
+
+
+def test_sasl_listeners_come_from_kafkas_listeners_setting() -> None:
+    settings = SECURED | {
+        "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://127.0.0.1:9093,INTERNAL://[::1]:9094",
+        "listener.security.protocol.map": "INTERNAL:SASL_PLAINTEXT",
+        "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.internal.plain.sasl.jaas.config": 'x required user_bob="b";',
+    }
+    found = secured_listeners([settings])
+    assert [(s.name, host, port) for s, host, port in found] == [
+        ("SASL_PLAINTEXT", "127.0.0.1", 9093),
+        ("INTERNAL", "::1", 9094),
+    ]
+    assert found[1][0].plain_users == {"bob": "b"}
+    assert secured_listeners([{"listeners": "PLAINTEXT://:9092"}]) == []
+    with pytest.raises(ListenerConfigError):
+        secured_listeners([{"listeners": "SASL_PLAINTEXT//nowhere"}])
