@@ -17,9 +17,16 @@ of the Fetch handler applies, long poll included::
                        appended or at the deadline -> process, send the next one
       error         -> retry after replica.fetch.backoff.ms (a scheduler task)
 
+OFFSET_OUT_OF_RANGE (the replica was away while its leader deleted records
+past its end): ask the leader's earliest offset with a replica's ListOffsets
+and, when it lies beyond this replica's LEO, truncate fully and restart there
+(``fetchOffsetAndTruncate`` / ``truncateFullyAndStartAt``).
+
 Processing a partition's answer (``processPartitionData``): append the records
-with their offsets (``appendAsFollower``), set the HW to ``min(leader's HW,
-own LEO)``, then raise the log start offset to the leader's
+with their offsets (``appendAsFollower``; an empty replica whose first batch
+starts below its end, because the leader's log start offset falls inside that
+batch, restarts at the batch's base offset first, as Kafka does), set the HW
+to ``min(leader's HW, own LEO)``, then raise the log start offset to the leader's
 (``maybeIncrementLogStartOffset(leaderLogStartOffset, LeaderOffsetIncremented)``:
 max of the two; segments wholly below it go at the follower's next retention
 pass, as on the leader).
@@ -54,6 +61,12 @@ from lethe_formats.protocol.messages.fetch import (
     FetchTopic,
     ReplicaState,
 )
+from lethe_formats.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopic,
+)
 
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import dispatch
@@ -70,6 +83,9 @@ __all__ = ["FETCH_VERSION", "WAIT_MAX_MS", "PartitionFetcher"]
 _log = logging.getLogger(__name__)
 #: The Fetch version Kafka 4.0's replica fetcher uses.
 FETCH_VERSION = 17
+#: ListOffsets for a replica's EARLIEST (``ListOffsetsRequest.EARLIEST_TIMESTAMP``).
+LIST_OFFSETS_VERSION = 9
+EARLIEST = -2
 #: ``replica.fetch.wait.max.ms``, ``replica.fetch.min.bytes``, ``replica.fetch.max.bytes``,
 #: ``replica.fetch.response.max.bytes``, ``replica.fetch.backoff.ms`` (Kafka's defaults).
 WAIT_MAX_MS = 500
@@ -78,6 +94,29 @@ PARTITION_MAX_BYTES = 1_048_576
 RESPONSE_MAX_BYTES = 10_485_760
 BACKOFF_MS = 1000
 TopicPartition = tuple[str, int]
+#: Byte positions in a v2 batch header: magic, lastOffsetDelta.
+_MAGIC_AT = 16
+_LAST_OFFSET_DELTA_AT = 23
+
+
+def _append(log: PartitionLog, records: bytes) -> None:
+    """``appendRecordsToFollowerOrFutureReplica``: an empty replica whose first fetched
+    batch starts below its end (the leader's log start offset falls inside that batch,
+    after a DeleteRecords) restarts at the batch's base offset, then appends."""
+    bounds = _first_batch_bounds(records)
+    end = log.log_end_offset
+    if bounds is not None and end == log.log_start_offset and bounds[0] < end <= bounds[1]:
+        log.truncate_fully_and_start_at(bounds[0])
+    log.append_as_follower(records)
+
+
+def _first_batch_bounds(records: bytes) -> tuple[int, int] | None:
+    """(base offset, last offset) of the first v2 batch (kafka-facts 3.1), else None."""
+    if len(records) < _LAST_OFFSET_DELTA_AT + 4 or records[_MAGIC_AT] != 2:
+        return None
+    base = int.from_bytes(records[0:8], "big", signed=True)
+    delta = int.from_bytes(records[_LAST_OFFSET_DELTA_AT : _LAST_OFFSET_DELTA_AT + 4], "big")
+    return base, base + delta
 
 
 class PartitionFetcher:
@@ -180,6 +219,38 @@ class PartitionFetcher:
             topics=(FetchTopic(topic=self.tp[0], topic_id=topic_id, partitions=(partition,)),),
         )
 
+    def _out_of_range(self, log: PartitionLog) -> bool:
+        """``fetchOffsetAndTruncate``: when the leader's log starts past this replica's
+        end (records deleted while it was away), drop everything and restart at the
+        leader's log start offset; True when fetching can go on at once."""
+        start = self._leader_earliest()
+        if start is None or start <= log.log_end_offset:
+            return False
+        log.truncate_fully_and_start_at(start)
+        return True
+
+    def _leader_earliest(self) -> int | None:
+        """The leader's log start offset, asked as a replica asks (ListOffsets, EARLIEST)."""
+        leader = self.member.peer(self.leader_id)
+        if leader is None:
+            return None
+        partition = ListOffsetsPartition(
+            self.tp[1], current_leader_epoch=self.leader_epoch, timestamp=EARLIEST
+        )
+        request = ListOffsetsRequest(
+            replica_id=self.member.node_id,
+            isolation_level=0,
+            topics=(ListOffsetsTopic(self.tp[0], (partition,)),),
+        )
+        ctx = RequestContext(int(ApiKey.LIST_OFFSETS), LIST_OFFSETS_VERSION, 0, None, -1)
+        answer = dispatch(leader, ctx, request)
+        if not isinstance(answer, ListOffsetsResponse):
+            return None
+        found = [p for t in answer.topics for p in t.partitions]
+        if len(found) != 1 or found[0].error_code != ErrorCode.NONE:
+            return None
+        return found[0].offset
+
     def _process(self, response: FetchResponse) -> bool:
         """``processPartitionData``; False when the answer was an error (back off)."""
         log = self.member.broker.log(*self.tp)
@@ -187,6 +258,8 @@ class PartitionFetcher:
         if response.error_code != ErrorCode.NONE or len(answers) != 1 or log is None:
             return False
         data = answers[0]
+        if data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
+            return self._out_of_range(log)
         if data.error_code != ErrorCode.NONE:
             _log.info(
                 "fetch of %s-%d from %d failed: %d", *self.tp, self.leader_id, data.error_code
@@ -194,7 +267,7 @@ class PartitionFetcher:
             return False
         try:
             if data.records:
-                log.append_as_follower(data.records)
+                _append(log, data.records)
             log.update_high_watermark(min(data.high_watermark, log.log_end_offset))
             if data.log_start_offset > log.log_start_offset:
                 log.maybe_increment_log_start_offset(

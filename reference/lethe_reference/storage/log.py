@@ -374,6 +374,18 @@ class PartitionLog:
         """Flush everything, active segment included (clean shutdown)."""
         self.flush_up_to(self._next_offset, inclusive=True)
 
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop every segment and restart empty at ``offset`` (``truncateFullyAndStartAt``:
+        a follower whose log ends below its leader's log start offset)."""
+        doomed = list(self.segments)
+        self.segments.add(self.new_segment(offset))
+        self.remove_and_delete_segments(doomed)
+        self._next_offset = self._log_start_offset = self._high_watermark = offset
+        self._recovery_point = offset
+        self.epoch_cache.clear_and_flush()
+        self.transactions = TransactionState()
+        _log.info("[%s] Truncated fully, restarting at offset %d", self.name, offset)
+
     # --- deletion and shutdown ----------------------------------------------------------
 
     def remove_and_delete_segments(self, segments: Sequence[LogSegment]) -> None:

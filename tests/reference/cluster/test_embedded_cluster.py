@@ -230,3 +230,23 @@ def test_metadata_follows_elections_and_lists_a_stopped_brokers_replica_offline(
         assert (partition.leader_id, partition.leader_epoch) == (2, 1)
         assert (partition.replica_nodes, partition.isr_nodes) == ((1, 2, 3), (1, 2))
         assert partition.offline_replicas == (3,)
+
+
+def test_a_follower_back_after_records_past_its_end_were_deleted_restarts_at_the_leaders_start(
+    tmp_path: Path,
+) -> None:
+    with running_cluster(tmp_path) as cluster:
+        create(cluster, "t")
+        produce(cluster, 1, "t", 10)
+        cluster.stop_broker(3)
+        produce(cluster, 1, "t", 10)
+        answer = delete_in_loop(cluster, 1, "t", 15, 30_000)
+        cluster.advance(500)  # the live follower adopts 15; the stopped one does not count
+        assert result_of(answer.result()) == (NONE, 15)
+        cluster.start_broker(3)  # fetches at 10 < 15: out of range, restarts at 15
+        assert offsets(cluster, 3, "t")[0::2] == (15, 20)
+        # the batch holding 15 starts at 10: the empty replica restarts at 10 to take it
+        # whole, then raises its log start offset to the leader's 15
+        assert segment_bases(cluster, 3, "t") == [10]
+        state = cluster.partition_state("t", 0)
+        assert state is not None and state.isr == (1, 2, 3)
