@@ -98,23 +98,57 @@ def _index_row(item: Item, entry: int, size: int, **values: Any) -> tuple[Any, .
     return (*base, *(values.get(name) for name in columns))
 
 
+def _index_rows(item: Item, size: int, count: int, **values: list[int]) -> dict[str, Any]:
+    """Columns.extend arguments for ``count`` entries of an index file: the file's
+    constants once, ``values`` (offset, log_position or timestamp) per entry."""
+    columns: dict[str, Any] = {
+        "topic": item.topic,
+        "partition": item.partition,
+        "file": item.path,
+        "kind": item.kind,
+        "segment_base_offset": item.base_offset,
+        "entry": list(range(count)),
+        "position": list(range(0, count * size, size)),
+    }
+    for name in _INDEX_VALUES:
+        columns[name] = values.get(name)
+    return columns
+
+
+_INDEX_VALUES = (
+    "offset",
+    "log_position",
+    "timestamp",
+    "producer_id",
+    "first_offset",
+    "last_offset",
+    "last_stable_offset",
+)
+
+
 def _offset_index(item: Item, out: Tables) -> None:
     data, base = _read(item.path), item.base_offset or 0
-    for number, entry in enumerate(read_offset_index(data, file=item.path)):
-        offset = base + entry.relative_offset
-        out.indexes.add(
-            _index_row(item, number, _OFFSET_INDEX_SIZE, offset=offset, log_position=entry.position)
+    entries = read_offset_index(data, file=item.path)
+    if entries:
+        offsets = [base + entry.relative_offset for entry in entries]
+        positions = [entry.position for entry in entries]
+        columns = _index_rows(
+            item, _OFFSET_INDEX_SIZE, len(entries), offset=offsets, log_position=positions
         )
+        out.indexes.extend(len(entries), **columns)
     _index_problems(item, check_offset_index(data, base_offset=base, file=item.path), out)
 
 
 def _time_index(item: Item, out: Tables) -> None:
     data, base = _read(item.path), item.base_offset or 0
-    for number, entry in enumerate(read_time_index(data, file=item.path)):
-        offset = base + entry.relative_offset
-        out.indexes.add(
-            _index_row(item, number, _TIME_INDEX_SIZE, offset=offset, timestamp=entry.timestamp)
+    entries = read_time_index(data, file=item.path)
+    if entries:
+        offsets = [base + entry.relative_offset for entry in entries]
+        stamps = [entry.timestamp for entry in entries]
+        columns = _index_rows(
+            item, _TIME_INDEX_SIZE, len(entries), offset=offsets, timestamp=stamps
         )
+        out.indexes.extend(len(entries), **columns)
     _index_problems(item, check_time_index(data, base_offset=base, file=item.path), out)
 
 
