@@ -114,6 +114,15 @@ _ALL = (
         "replica.",
     ),
     Fault(
+        "list-offsets-checks-existence-first",
+        ("KIP107-LST-8",),
+        "handlers/list_offsets.py",
+        "ListOffsets authorizes only topics it can find and answers the rest with what it "
+        "knows: a principal without DESCRIBE gets the offsets of an existing topic, as when "
+        "the DESCRIBE check is written inside the per-partition lookup after an early "
+        "return for known partitions.",
+    ),
+    Fault(
         "delete-records-ignores-cleanup-policy",
         ("KIP107-DEL-7",),
         "handlers/partition_ops/delete.py",

@@ -31,6 +31,7 @@ from lethe_formats.protocol.messages.list_offsets import (
     ListOffsetsTopicResponse,
 )
 
+from lethe_reference import faults
 from lethe_reference.cluster.acl import AclOperation, ResourceType
 from lethe_reference.handlers.authz import authorized_names
 from lethe_reference.handlers.context import RequestContext
@@ -77,6 +78,8 @@ def handle(broker: Broker, ctx: RequestContext, request: ListOffsetsRequest) -> 
     allowed = authorized_names(
         broker, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, {t.name for t in request.topics}
     )
+    if faults.active(broker, "list-offsets-checks-existence-first"):
+        allowed |= {t.name for t in request.topics if broker.metadata.get(t.name) is not None}
     answers: dict[tuple[str, int], ListOffsetsPartitionResponse] = {}
     for topic in request.topics:
         for p in topic.partitions:
