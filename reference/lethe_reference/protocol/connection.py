@@ -31,6 +31,13 @@ client can go wrong are logged at INFO too: an ApiVersions request at a
 version this broker does not know (answered, see above), and a peer that
 closes its side in the middle of a frame (a plain disconnect, as in Kafka).
 
+Raw SASL tokens. After answering a SaslHandshake v0 the owner calls
+:meth:`~BrokerConnection.expect_raw_token`: the next frame is then not parsed
+as a request but returned as :class:`~.events.SaslTokenReceived`, and its
+answer goes out with :meth:`~BrokerConnection.send_raw_token` (a size-prefixed
+frame with no header), as Kafka's authenticator exchanges tokens before
+KIP-152.
+
 Muting. After a RequestReceived the connection is ``IN_FLIGHT`` and
 :meth:`next_event` answers :data:`~.events.PAUSED` until the response is sent
 (see :mod:`.state`), so responses leave in request order by construction.
@@ -67,6 +74,7 @@ from lethe_reference.protocol.events import (
     Event,
     ProtocolError,
     RequestReceived,
+    SaslTokenReceived,
     Sentinel,
 )
 from lethe_reference.protocol.state import (
@@ -116,6 +124,8 @@ class BrokerConnection:
         self._eof = False
         self._in_flight: tuple[RequestContext, Struct] | None = None
         self._error_reported = False
+        self._raw_token_next = False
+        self._raw_token_in_flight = False
 
     # --- state --------------------------------------------------------------------------
 
@@ -161,7 +171,26 @@ class BrokerConnection:
             return self._bad_input("frame-size", str(error), position)
         if payload is None:
             return self._peer_gone() or NEED_DATA
+        if self._raw_token_next:
+            self._raw_token_next = False
+            self._raw_token_in_flight = True
+            self._machine.process(Input.REQUEST)
+            return SaslTokenReceived(payload)
         return self._request(payload, position)
+
+    def expect_raw_token(self) -> None:
+        """The next frame is a raw SASL token (module docstring)."""
+        self._raw_token_next = True
+
+    def send_raw_token(self, token: bytes) -> bytes:
+        """The framed answer to the in-flight raw token (``b""`` if the connection closed)."""
+        if self.state is ConnectionState.CLOSED:
+            return b""
+        if not self._raw_token_in_flight:
+            raise LocalProtocolError(f"connection {self.connection_id}: no raw token in flight")
+        self._raw_token_in_flight = False
+        self._machine.process(Input.RESPONSE)
+        return frame(token)
 
     def _peer_gone(self) -> ConnectionClosed | None:
         if not self._eof:

@@ -5,6 +5,9 @@ Three events and two "nothing yet" sentinels, as h11 has them:
 * :class:`RequestReceived` - one decoded request: a
   :class:`~lethe_reference.handlers.context.RequestContext` (header fields plus
   connection id) and the typed request body;
+* :class:`SaslTokenReceived` - a raw SASL token frame (no Kafka header), which a
+  client sends after a SaslHandshake v0 once the connection was told to expect
+  one (:meth:`BrokerConnection.expect_raw_token`);
 * :class:`ConnectionClosed` - the peer closed its side (or the connection was
   closed after an error); nothing more will come;
 * :class:`ProtocolError` - the peer sent bytes Kafka would not accept; the
@@ -33,6 +36,7 @@ __all__ = [
     "Event",
     "ProtocolError",
     "RequestReceived",
+    "SaslTokenReceived",
     "Sentinel",
 ]
 
@@ -56,6 +60,13 @@ class RequestReceived:
 
 
 @dataclass(frozen=True)
+class SaslTokenReceived:
+    """A raw SASL token (SaslHandshake v0 framing): answered with a raw frame or a close."""
+
+    token: bytes
+
+
+@dataclass(frozen=True)
 class ConnectionClosed:
     """No more requests will arrive on this connection."""
 
@@ -76,4 +87,4 @@ class ProtocolError:
     position: int | None = None
 
 
-Event = RequestReceived | ConnectionClosed | ProtocolError
+Event = RequestReceived | SaslTokenReceived | ConnectionClosed | ProtocolError

@@ -25,9 +25,11 @@ must do), moving through::
 SaslHandshake (v0 or v1): a mechanism the listener enables is answered NONE
 with the enabled list (-> AUTHENTICATE); any other UNSUPPORTED_SASL_MECHANISM
 (33) with the list, then the connection closes. A v0 handshake announces raw
-token frames instead of SaslAuthenticate requests; the reference broker does
-not implement that legacy framing, so a v0 client's token frame is refused as
-a malformed request (the connection closes).
+token frames instead of SaslAuthenticate requests (:attr:`SaslAuthenticator.raw_tokens`):
+the client's next frame is the bare token (:meth:`SaslAuthenticator.receive_token`),
+answered by a bare frame with the server's token (empty for PLAIN) on success;
+a failure has no way to carry an error, so the connection is just closed,
+as Kafka does.
 
 SaslAuthenticate with a PLAIN token ``[authzid] NUL authcid NUL passwd``
 (RFC 4616; the first three NUL-separated parts, as Kafka's ``PlainSaslServer`` reads it):
@@ -105,6 +107,8 @@ class SaslAuthenticator:
         self.state = SaslState.HANDSHAKE_OR_VERSIONS
         self.mechanism: str | None = None
         self.principal: str | None = None
+        #: SaslHandshake v0: tokens travel as raw frames, not SaslAuthenticate requests
+        self.raw_tokens = False
 
     @property
     def complete(self) -> bool:
@@ -144,6 +148,7 @@ class SaslAuthenticator:
             )
         self.mechanism = request.mechanism
         self.state = SaslState.AUTHENTICATE
+        self.raw_tokens = api_version == 0
         return SaslAction(response=SaslHandshakeResponse(ErrorCode.NONE, enabled))
 
     # --- authentication -----------------------------------------------------------------
@@ -165,6 +170,20 @@ class SaslAuthenticator:
             return SaslAction(response=failed, close=True, reason=problem)
         self.state = SaslState.COMPLETE
         return SaslAction(response=SaslAuthenticateResponse(ErrorCode.NONE, None, b"", 0))
+
+    def receive_token(self, token: bytes) -> tuple[bytes | None, str]:
+        """A raw token after SaslHandshake v0: (the server's token to send, or None to
+        close; the failure reason, "" on success)."""
+        if self.state is not SaslState.AUTHENTICATE or not self.raw_tokens:
+            reason = f"raw SASL token in state {self.state.value}"
+            self.state = SaslState.FAILED
+            return None, reason
+        problem = self._check_plain(token)
+        if problem is not None:
+            self.state = SaslState.FAILED
+            return None, problem
+        self.state = SaslState.COMPLETE
+        return b"", ""
 
     def _check_plain(self, token: bytes) -> str | None:
         """None when the token authenticates (``self.principal`` set), else the message."""

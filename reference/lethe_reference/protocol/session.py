@@ -53,7 +53,12 @@ from lethe_reference.handlers.dispatch import (
     handled_api_keys,
 )
 from lethe_reference.protocol.connection import BrokerConnection, ResponseEncodingError
-from lethe_reference.protocol.events import ConnectionClosed, ProtocolError, RequestReceived
+from lethe_reference.protocol.events import (
+    ConnectionClosed,
+    ProtocolError,
+    RequestReceived,
+    SaslTokenReceived,
+)
 from lethe_reference.protocol.listeners import ListenerSecurity
 from lethe_reference.protocol.sasl import SaslAuthenticator
 from lethe_reference.purgatory import Deferred
@@ -128,6 +133,8 @@ class BrokerSession:
                 event = self.connection.next_event()
                 if isinstance(event, RequestReceived):
                     self._handle(event)
+                elif isinstance(event, SaslTokenReceived):
+                    self._raw_token(event.token)
                 elif isinstance(event, ProtocolError | ConnectionClosed):
                     self.close()
                 else:
@@ -182,6 +189,22 @@ class BrokerSession:
         if action.close:
             self.close()
         elif self.authenticator.complete and self.authenticator.principal is not None:
+            self.connection.principal = self.authenticator.principal
+        elif self.authenticator.raw_tokens:
+            self.connection.expect_raw_token()  # SaslHandshake v0: a bare token follows
+
+    def _raw_token(self, token: bytes) -> None:
+        """A bare SASL token after a SaslHandshake v0 (answered bare, or the connection closed)."""
+        if self.authenticator is None:  # pragma: no cover - only SASL sessions expect tokens
+            self.close()
+            return
+        answer, reason = self.authenticator.receive_token(token)
+        if answer is None:
+            _log.info("connection %d: SASL: %s", self.connection_id, reason)
+            self.close()
+            return
+        self._send(self.connection.send_raw_token(answer))
+        if self.authenticator.principal is not None:
             self.connection.principal = self.authenticator.principal
 
     def _complete(self, ctx: RequestContext, response: Struct) -> None:

@@ -1,6 +1,7 @@
 """A SASL_PLAINTEXT connection end to end through the sans-IO session (real frames, no
-socket): ApiVersions, SaslHandshake v1, SaslAuthenticate, then requests run as the
-authenticated principal; failures are answered and the connection closed, as Kafka does."""
+socket): ApiVersions, SaslHandshake v1, SaslAuthenticate (or v0 with a bare token
+frame), then requests run as the authenticated principal; failures are answered (v1) and
+the connection closed, as Kafka does."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.framing import frame
 from lethe_formats.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from lethe_formats.protocol.messages.list_offsets import (
     ListOffsetsPartition,
@@ -93,3 +95,24 @@ def test_sasl_requests_after_authentication_are_illegal_state_as_on_kafka(broker
 def test_a_plaintext_connection_to_the_same_broker_is_anonymous(broker: Broker) -> None:
     client = LoopbackClient(broker)
     assert list_latest(client) == ErrorCode.TOPIC_AUTHORIZATION_FAILED  # ANONYMOUS: not super
+
+
+def handshake_v0(broker: Broker) -> LoopbackClient:
+    client = LoopbackClient(broker, listener=SASL_LISTENER)
+    shake = client.call(SaslHandshakeRequest("PLAIN"), SaslHandshakeResponse, version=0)
+    assert shake == SaslHandshakeResponse(ErrorCode.NONE, ("PLAIN",))
+    return client
+
+
+def test_a_v0_handshake_takes_the_token_as_a_bare_frame_and_answers_one(broker: Broker) -> None:
+    client = handshake_v0(broker)
+    client.send_raw(frame(b"\0alice\0alice-secret"))
+    assert client.raw_frames() == [b""]  # PLAIN's empty server token, size-prefixed
+    assert not client.closed and client.session.connection.principal == "User:alice"
+    assert list_latest(client) == ErrorCode.TOPIC_AUTHORIZATION_FAILED  # requests as alice
+
+
+def test_a_bad_bare_token_closes_the_connection_without_an_answer(broker: Broker) -> None:
+    client = handshake_v0(broker)
+    client.send_raw(frame(b"\0alice\0wrong"))
+    assert client.closed and client.raw_frames() == []
