@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,28 +30,14 @@ from kafka.errors import (
     SaslAuthenticationFailedError,
     TopicAuthorizationFailedError,
 )
-from lethe_reference.embedded import EmbeddedBroker
-from lethe_reference.server.defaults import broker_config
+from sasl_support import sasl_broker
 
 TIMEOUT_MS = int(CLIENT_TIMEOUT_S * 1000)
-JAAS = (
-    "org.apache.kafka.common.security.plain.PlainLoginModule required "
-    'username="admin" password="admin-secret" '
-    'user_admin="admin-secret" user_alice="alice-secret";'
-)
-SECURED = {
-    "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-    "super.users": "User:admin",
-    "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
-    "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-}
 
 
 @pytest.fixture(scope="module")
 def sasl_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    log_dir: Path = tmp_path_factory.mktemp("sasl-broker")
-    with EmbeddedBroker(log_dir, config=broker_config(overrides=SECURED), sasl_port=0) as broker:
-        yield broker.sasl_bootstrap
+    yield from sasl_broker(tmp_path_factory.mktemp("sasl-broker"))
 
 
 def sasl(user: str, password: str) -> dict[str, Any]:
