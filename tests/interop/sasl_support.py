@@ -1,4 +1,4 @@
-"""A reference broker with a SASL_PLAINTEXT listener (SASL/PLAIN) and Kafka's
+"""A reference broker with a SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256/512) and Kafka's
 StandardAuthorizer, as the SASL interop tests start it: super user ``admin``, and
 ``alice`` with no ACLs until a test grants some."""
 
@@ -17,11 +17,18 @@ JAAS = (
     'username="admin" password="admin-secret" '
     'user_admin="admin-secret" user_alice="alice-secret";'
 )
+#: the same accounts for SCRAM (lethe reads them from the JAAS line; Kafka from its metadata)
+SCRAM_JAAS = (
+    "org.apache.kafka.common.security.scram.ScramLoginModule required "
+    'user_admin="admin-secret" user_alice="alice-secret";'
+)
 SECURED = {
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "super.users": "User:admin",
-    "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+    "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
     "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+    "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
+    "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
 }
 
 

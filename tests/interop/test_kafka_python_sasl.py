@@ -1,5 +1,5 @@
-"""kafka-python over SASL_PLAINTEXT with SASL/PLAIN against a broker running Kafka's
-StandardAuthorizer: clients authenticate, a wrong password is refused, and requests are
+"""kafka-python over SASL_PLAINTEXT with SASL/PLAIN and SCRAM-SHA-256/512 against a broker
+running Kafka's StandardAuthorizer: clients authenticate, a wrong password is refused, and requests are
 allowed or denied as the ACLs (created with the client's own CreateAcls) say.
 
 Expected values: Kafka's behaviour for a principal without an ACL (TOPIC_AUTHORIZATION_FAILED,
@@ -40,10 +40,10 @@ def sasl_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from sasl_broker(tmp_path_factory.mktemp("sasl-broker"))
 
 
-def sasl(user: str, password: str) -> dict[str, Any]:
+def sasl(user: str, password: str, mechanism: str = "PLAIN") -> dict[str, Any]:
     return {
         "security_protocol": "SASL_PLAINTEXT",
-        "sasl_mechanism": "PLAIN",
+        "sasl_mechanism": mechanism,
         "sasl_plain_username": user,
         "sasl_plain_password": password,
         "request_timeout_ms": TIMEOUT_MS,
@@ -134,3 +134,37 @@ def test_a_wrong_password_is_refused(sasl_bootstrap: str, caplog: pytest.LogCapt
         )
         client.close()
     assert "Authentication failed: Invalid username or password" in caplog.text
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_scram_logs_in_as_the_user_and_acls_apply(
+    sasl_bootstrap: str, topic: str, mechanism: str
+) -> None:
+    admin = KafkaAdminClient(
+        bootstrap_servers=sasl_bootstrap, **sasl("admin", "admin-secret", mechanism)
+    )
+    alice = KafkaAdminClient(
+        bootstrap_servers=sasl_bootstrap, **sasl("alice", "alice-secret", mechanism)
+    )
+    try:
+        spec = {"num_partitions": 1, "replication_factor": 1}
+        admin.create_topics({topic: spec}, timeout_ms=TIMEOUT_MS, wait_for_metadata=True)
+        allow(admin, topic, ACLOperation.DESCRIBE)
+        with pytest.raises(TopicAuthorizationFailedError):  # alice is alice, not admin
+            alice.delete_records({TopicPartition(topic, 0): 0}, timeout_ms=TIMEOUT_MS)
+    finally:
+        admin.close()
+        alice.close()
+
+
+def test_a_wrong_scram_password_is_refused(
+    sasl_bootstrap: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="lethe_reference.protocol.session")
+    with pytest.raises((SaslAuthenticationFailedError, KafkaError)):
+        KafkaAdminClient(
+            bootstrap_servers=sasl_bootstrap,
+            bootstrap_timeout_ms=3000,
+            **sasl("alice", "not-her-password", "SCRAM-SHA-256"),
+        ).close()
+    assert "Invalid client credentials" in caplog.text

@@ -13,15 +13,21 @@ For a SASL listener the settings are read as Kafka reads them, listener-prefixed
 first (``listener.name.<name lower-case>.<setting>``), then the broker-wide
 name::
 
-    sasl.enabled.mechanisms         the mechanisms offered (Kafka's default, GSSAPI,
-                                    is not implemented here: name PLAIN)
+    sasl.enabled.mechanisms         the mechanisms offered: PLAIN, SCRAM-SHA-256,
+                                    SCRAM-SHA-512 (Kafka's default, GSSAPI, is not
+                                    implemented here)
     <name>.plain.sasl.jaas.config   Kafka's PlainLoginModule line; its options
                                     user_<name>="<password>" are the accounts, e.g.
         org.apache.kafka.common.security.plain.PlainLoginModule required
             username="admin" password="admin-secret"
             user_admin="admin-secret" user_alice="alice-secret";
 
-A mechanism other than PLAIN, or PLAIN without a JAAS line, is a config error
+SCRAM: Kafka keeps SCRAM credentials in its metadata log; the reference broker,
+which has none, reads them from ``<name>.scram-sha-256.sasl.jaas.config`` (or
+``-512``) as ``user_<name>="<password>"`` options too, a lethe-specific reading
+of that line (:mod:`.scram`).
+
+Another mechanism, or an enabled one without its JAAS line, is a config error
 (:class:`ListenerConfigError`): the broker refuses to start, as Kafka refuses
 when a login module is missing.
 
@@ -38,6 +44,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from lethe_reference.protocol.scram import MECHANISMS, ScramCredential, scram_credential
+
 __all__ = [
     "PLAIN",
     "PLAINTEXT",
@@ -52,7 +60,7 @@ __all__ = [
 PLAINTEXT = "PLAINTEXT"
 SASL_PLAINTEXT = "SASL_PLAINTEXT"
 PLAIN = "PLAIN"
-IMPLEMENTED_MECHANISMS = frozenset({PLAIN})
+IMPLEMENTED_MECHANISMS = frozenset({PLAIN, *MECHANISMS})
 _OPTION = re.compile(r'([A-Za-z_][\w.-]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
@@ -68,6 +76,8 @@ class ListenerSecurity:
     protocol: str = PLAINTEXT
     mechanisms: tuple[str, ...] = ()
     plain_users: Mapping[str, str] = field(default_factory=dict)
+    #: SCRAM mechanism -> user -> credential
+    scram_users: Mapping[str, Mapping[str, ScramCredential]] = field(default_factory=dict)
 
     @property
     def sasl(self) -> bool:
@@ -109,10 +119,19 @@ def listener_security(
             f"listener {name}: SASL mechanisms {unknown or mechanisms} are not implemented "
             f"(set {prefix}sasl.enabled.mechanisms=PLAIN)"
         )
-    jaas = _value(layers, prefix + "plain.sasl.jaas.config")
-    if jaas is None:
-        raise ListenerConfigError(f"listener {name}: {prefix}plain.sasl.jaas.config is not set")
-    return ListenerSecurity(name, protocol, mechanisms, parse_jaas_users(jaas))
+    accounts = {}
+    for mechanism in mechanisms:
+        key = f"{prefix}{mechanism.lower()}.sasl.jaas.config"
+        jaas = _value(layers, key)
+        if jaas is None:
+            raise ListenerConfigError(f"listener {name}: {key} is not set")
+        accounts[mechanism] = parse_jaas_users(jaas)
+    scram = {
+        m: {user: scram_credential(pw, MECHANISMS[m]) for user, pw in users.items()}
+        for m, users in accounts.items()
+        if m in MECHANISMS
+    }
+    return ListenerSecurity(name, protocol, mechanisms, accounts.get(PLAIN, {}), scram)
 
 
 def _protocol_map(layers: Sequence[Mapping[str, str]]) -> dict[str, str]:

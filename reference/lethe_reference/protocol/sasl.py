@@ -43,6 +43,10 @@ SaslAuthenticate with a PLAIN token ``[authzid] NUL authcid NUL passwd``
     otherwise                              NONE, empty auth bytes, session lifetime 0
                                            (no re-authentication) -> COMPLETE, principal User:<name>
 
+SCRAM-SHA-256/512 (:mod:`.scram`): two SaslAuthenticate rounds; the first
+answers NONE with the server-first message, the second with the server-final
+one and completes. Every SCRAM failure is Kafka's generic 58 message.
+
 A failure is answered, then the connection is closed, as Kafka does. Once
 COMPLETE, requests go to the handlers; SaslHandshake/SaslAuthenticate there
 are ILLEGAL_SASL_STATE (:mod:`lethe_reference.handlers.cluster`).
@@ -63,6 +67,7 @@ from lethe_formats.protocol.registry import api
 from lethe_formats.protocol.schema import Struct
 
 from lethe_reference.protocol.listeners import PLAIN, ListenerSecurity
+from lethe_reference.protocol.scram import MECHANISMS, ScramError, ScramServer
 
 __all__ = ["GENERIC_FAILURE", "SaslAction", "SaslAuthenticator", "SaslState"]
 
@@ -109,6 +114,7 @@ class SaslAuthenticator:
         self.principal: str | None = None
         #: SaslHandshake v0: tokens travel as raw frames, not SaslAuthenticate requests
         self.raw_tokens = False
+        self._scram: ScramServer | None = None
 
     @property
     def complete(self) -> bool:
@@ -147,6 +153,9 @@ class SaslAuthenticator:
                 reason=f"Unsupported SASL mechanism {request.mechanism}",
             )
         self.mechanism = request.mechanism
+        if request.mechanism in MECHANISMS:
+            users = self.listener.scram_users.get(request.mechanism, {})
+            self._scram = ScramServer(request.mechanism, users)
         self.state = SaslState.AUTHENTICATE
         self.raw_tokens = api_version == 0
         return SaslAction(response=SaslHandshakeResponse(ErrorCode.NONE, enabled))
@@ -162,14 +171,31 @@ class SaslAuthenticator:
             return SaslAction(
                 refuse=(ErrorCode.ILLEGAL_SASL_STATE, message), close=True, reason=message
             )
-        assert self.mechanism == PLAIN  # the only mechanism a listener can enable
-        problem = self._check_plain(bytes(request.auth_bytes))
-        if problem is not None:
+        answer, problem = self._evaluate(bytes(request.auth_bytes))
+        if answer is None:
             self.state = SaslState.FAILED
-            failed = SaslAuthenticateResponse(ErrorCode.SASL_AUTHENTICATION_FAILED, problem, b"")
+            message = problem if self.mechanism == PLAIN else GENERIC_FAILURE + str(self.mechanism)
+            failed = SaslAuthenticateResponse(ErrorCode.SASL_AUTHENTICATION_FAILED, message, b"")
             return SaslAction(response=failed, close=True, reason=problem)
+        return SaslAction(response=SaslAuthenticateResponse(ErrorCode.NONE, None, answer, 0))
+
+    def _evaluate(self, token: bytes) -> tuple[bytes | None, str]:
+        """(the server's token, or None on failure; the failure reason). Sets COMPLETE and
+        the principal once the mechanism is done."""
+        if self._scram is not None:
+            try:
+                answer = self._scram.evaluate(token)
+            except ScramError as error:
+                return None, str(error)
+            if self._scram.complete:
+                self.state = SaslState.COMPLETE
+                self.principal = f"User:{self._scram.username}"
+            return answer, ""
+        problem = self._check_plain(token)
+        if problem is not None:
+            return None, problem
         self.state = SaslState.COMPLETE
-        return SaslAction(response=SaslAuthenticateResponse(ErrorCode.NONE, None, b"", 0))
+        return b"", ""
 
     def receive_token(self, token: bytes) -> tuple[bytes | None, str]:
         """A raw token after SaslHandshake v0: (the server's token to send, or None to
@@ -178,12 +204,10 @@ class SaslAuthenticator:
             reason = f"raw SASL token in state {self.state.value}"
             self.state = SaslState.FAILED
             return None, reason
-        problem = self._check_plain(token)
-        if problem is not None:
+        answer, problem = self._evaluate(token)
+        if answer is None:
             self.state = SaslState.FAILED
-            return None, problem
-        self.state = SaslState.COMPLETE
-        return b"", ""
+        return answer, problem
 
     def _check_plain(self, token: bytes) -> str | None:
         """None when the token authenticates (``self.principal`` set), else the message."""

@@ -204,8 +204,10 @@ class BrokerSession:
             self.close()
             return
         self._send(self.connection.send_raw_token(answer))
-        if self.authenticator.principal is not None:
+        if self.authenticator.complete and self.authenticator.principal is not None:
             self.connection.principal = self.authenticator.principal
+        elif not self.authenticator.complete:
+            self.connection.expect_raw_token()  # a multi-round mechanism (SCRAM)
 
     def _complete(self, ctx: RequestContext, response: Struct) -> None:
         """A deferred response is ready: send it, then take the next request."""
