@@ -1,6 +1,6 @@
 """kafka-python over SASL_PLAINTEXT with SASL/PLAIN and SCRAM-SHA-256/512 against a broker
-running Kafka's StandardAuthorizer: clients authenticate, a wrong password is refused, and requests are
-allowed or denied as the ACLs (created with the client's own CreateAcls) say.
+running Kafka's StandardAuthorizer: clients authenticate, a wrong password is refused, and
+requests are allowed or denied as the ACLs (created with the client's own CreateAcls) say.
 
 Expected values: Kafka's behaviour for a principal without an ACL (TOPIC_AUTHORIZATION_FAILED,
 29, raised by kafka-python as TopicAuthorizationFailedError), KIP-107's DeleteRecords
