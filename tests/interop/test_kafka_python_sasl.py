@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from interop_support import CLIENT_TIMEOUT_S
-from kafka import KafkaProducer, TopicPartition
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import (
     ACL,
     ACLOperation,
@@ -168,3 +168,37 @@ def test_a_wrong_scram_password_is_refused(
             **sasl("alice", "not-her-password", "SCRAM-SHA-256"),
         ).close()
     assert "Invalid client credentials" in caplog.text
+
+
+def test_a_group_consumer_finds_its_coordinator_on_the_sasl_listener(
+    sasl_bootstrap: str, topic: str
+) -> None:
+    """FindCoordinator names the broker's SASL address, so the group works over SASL."""
+    producer = KafkaProducer(bootstrap_servers=sasl_bootstrap, **sasl("admin", "admin-secret"))
+    try:
+        for i in range(3):
+            producer.send(topic, value=f"v{i}".encode(), partition=0)
+        producer.flush(timeout=CLIENT_TIMEOUT_S)
+    finally:
+        producer.close(timeout=CLIENT_TIMEOUT_S)
+    consumer = KafkaConsumer(
+        topic,
+        bootstrap_servers=sasl_bootstrap,
+        group_id=f"{topic}-group",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=500,
+        **sasl("admin", "admin-secret"),
+    )
+    try:
+        seen: list[bytes] = []
+        deadline = time.monotonic() + CLIENT_TIMEOUT_S
+        while len(seen) < 3 and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
+                seen.extend(m.value for m in batch)
+        assert seen == [b"v0", b"v1", b"v2"]
+        consumer.commit()
+        assert consumer.committed(TopicPartition(topic, 0)) == 3
+    finally:
+        consumer.close()

@@ -9,7 +9,8 @@ Theory of operation
 of the version the client spoke to a coordinator call and the result back;
 JoinGroup and SyncGroup may return a :class:`~lethe_reference.purgatory.Deferred`
 the coordinator completes later (another member's request, or its timers on the
-broker scheduler). No authorizer: every ACL check passes.
+broker scheduler). Authorization comes first (:mod:`.group_access`);
+FindCoordinator names this broker's address on the request's listener.
 
 FindCoordinator (``getCoordinator``), per key (v0-3 one ``key``, v4+ the
 ``coordinator_keys`` batch)::
@@ -98,6 +99,8 @@ from lethe_reference.cluster.group_runtime import client_host, runtime_of
 from lethe_reference.handlers.authz import OMITTED, bit_field
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
+from lethe_reference.handlers.endpoints import advertised_endpoint
+from lethe_reference.handlers.group_access import find_refusal, may_read_group
 from lethe_reference.purgatory import Deferred
 
 if TYPE_CHECKING:
@@ -120,9 +123,11 @@ def handle_find_coordinator(
     broker: Broker, ctx: RequestContext, request: FindCoordinatorRequest
 ) -> FindCoordinatorResponse:
     version, key_type = ctx.api_version, request.key_type
-    node = (broker.node_id, broker.host, broker.port)
+    node = (broker.node_id, *advertised_endpoint(broker, ctx))
     if version < 4:
-        code = runtime_of(broker).find_coordinator(key_type, request.key)
+        code = find_refusal(broker, ctx, key_type, request.key) or runtime_of(
+            broker
+        ).find_coordinator(key_type, request.key)
         node_id, host, port = node if code is ErrorCode.NONE else _NO_NODE
         return FindCoordinatorResponse(
             error_code=code,
@@ -142,8 +147,9 @@ def handle_find_coordinator(
     runtime, entries = runtime_of(broker), []
     creating = runtime.offsets_topic_partitions() == 0
     for key in request.coordinator_keys:
-        code = runtime.find_coordinator(key_type, key)
-        if creating and key_type == KEY_TYPE_GROUP:  # Kafka creates it asynchronously
+        refusal = find_refusal(broker, ctx, key_type, key)
+        code = refusal or runtime.find_coordinator(key_type, key)
+        if creating and key_type == KEY_TYPE_GROUP and refusal is None:  # created asynchronously
             code = ErrorCode.COORDINATOR_NOT_AVAILABLE
         node_id, host, port = node if code is ErrorCode.NONE else _NO_NODE
         entries.append(Coordinator(key, node_id, host, port, code, ""))
@@ -189,6 +195,8 @@ def _join_error(
 def handle_join_group(
     broker: Broker, ctx: RequestContext, request: JoinGroupRequest
 ) -> JoinGroupResponse | Deferred[JoinGroupResponse]:
+    if not may_read_group(broker, ctx, request.group_id):
+        return _join_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     version = ctx.api_version
     runtime = runtime_of(broker)
     result = runtime.coordinator.join_group(
@@ -232,6 +240,8 @@ def _sync_error(
 def handle_sync_group(
     broker: Broker, ctx: RequestContext, request: SyncGroupRequest
 ) -> SyncGroupResponse | Deferred[SyncGroupResponse]:
+    if not may_read_group(broker, ctx, request.group_id):
+        return _sync_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     version = ctx.api_version
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         return SyncGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
@@ -264,6 +274,8 @@ def _heartbeat_error(
 def handle_heartbeat(
     broker: Broker, ctx: RequestContext, request: HeartbeatRequest
 ) -> HeartbeatResponse:
+    if not may_read_group(broker, ctx, request.group_id):
+        return _heartbeat_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     runtime = runtime_of(broker)
     code = runtime.coordinator.heartbeat(
         request.group_id, request.member_id, request.generation_id, request.group_instance_id
@@ -288,6 +300,8 @@ def _leave_error(
 def handle_leave_group(
     broker: Broker, ctx: RequestContext, request: LeaveGroupRequest
 ) -> LeaveGroupResponse:
+    if not may_read_group(broker, ctx, request.group_id):
+        return _leave_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     version = ctx.api_version
     leaving = _leaving(request, version)
     runtime = runtime_of(broker)

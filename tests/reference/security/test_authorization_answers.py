@@ -6,7 +6,8 @@ ListOffsets (DESCRIBE, offset and timestamp -1), Produce (WRITE), DeletePartitio
 on the cluster or topic), DeleteTopics (DESCRIBE before existence, then DELETE), Metadata
 (DESCRIBE: hidden from an all-topics answer, 29 when named, no auto-creation without
 CREATE; authorized operations as bit fields), OffsetCommit / OffsetFetch (READ on the
-group, 30, then READ / DESCRIBE on the topic). A broker without an authorizer allows
+group, 30, then READ / DESCRIBE on the topic), group membership and FindCoordinator
+(READ / DESCRIBE on the group, 53 for a transactional id). A broker without an authorizer allows
 everything, as before."""
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ from lethe_formats.protocol.messages.describe_configs import (
 )
 from lethe_formats.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from lethe_formats.protocol.messages.find_coordinator import FindCoordinatorRequest
+from lethe_formats.protocol.messages.heartbeat import HeartbeatRequest
 from lethe_formats.protocol.messages.incremental_alter_configs import (
     IncrementalAlterableConfig,
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResource,
 )
+from lethe_formats.protocol.messages.join_group import JoinGroupRequest
 from lethe_formats.protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsRequest,
@@ -324,3 +327,19 @@ def test_describe_cluster_reports_the_principals_cluster_operations(broker: Brok
     alice: Any = dispatch(broker, ctx(ApiKey.DESCRIBE_CLUSTER, 1), request)
     admin: Any = dispatch(broker, ctx(ApiKey.DESCRIBE_CLUSTER, 1, ADMIN), request)
     assert (alice.cluster_authorized_operations, admin.cluster_authorized_operations) == (0, 8096)
+
+
+def test_group_membership_and_find_coordinator_need_group_rights(broker: Broker) -> None:
+    join = JoinGroupRequest(group_id="g", session_timeout_ms=10_000, member_id="")
+    answer: Any = dispatch(broker, ctx(ApiKey.JOIN_GROUP, 9), join)
+    assert answer.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    beat: Any = dispatch(broker, ctx(ApiKey.HEARTBEAT, 4), HeartbeatRequest("g", 1, "m"))
+    assert beat.error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    found: Any = dispatch(broker, ctx(ApiKey.FIND_COORDINATOR, 3), FindCoordinatorRequest("g"))
+    assert (found.error_code, found.node_id) == (ErrorCode.GROUP_AUTHORIZATION_FAILED, -1)
+    txn = FindCoordinatorRequest(key_type=1, coordinator_keys=("tx",))
+    found = dispatch(broker, ctx(ApiKey.FIND_COORDINATOR, 4), txn)
+    assert found.coordinators[0].error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    grant_group(broker, "g")  # READ implies DESCRIBE
+    beat = dispatch(broker, ctx(ApiKey.HEARTBEAT, 4), HeartbeatRequest("g", 1, "m"))
+    assert beat.error_code != ErrorCode.GROUP_AUTHORIZATION_FAILED
