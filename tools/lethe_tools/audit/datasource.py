@@ -76,7 +76,7 @@ __all__ = [
 ]
 
 FORMAT = "kafka-log"
-#: Tables the ``audit`` level returns (records has its own read: see tables.py).
+#: Tables the ``audit`` level returns (records rows have their own level, ``records``).
 AUDIT_TABLES = tuple(name for name in TABLES if name != "records")
 #: The ``audit`` level's schema: one nullable struct column per table but records.
 AUDIT_SCHEMA = StructType([StructField(name, TABLES[name], True) for name in AUDIT_TABLES])

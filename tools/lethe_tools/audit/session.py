@@ -28,8 +28,8 @@ settled before the session starts:
   tasks). Java's optimising JIT compiler (C2) and parallel GC threads then
   mostly compete with the tasks for the cores, so local masters run the JVM
   with the quick C1 compiler only (``-XX:TieredStopAtLevel=1``) and the serial
-  collector: measured, the checks took about a third less wall time on two
-  cores.
+  collector (a single comparison on the 2 GiB benchmark log dir, two shared
+  cores: the checks took about a third less wall time; timings there vary).
 """
 
 from __future__ import annotations
