@@ -4,7 +4,10 @@ FindCoordinator needs DESCRIBE on the resource its key names: a GROUP (else
 GROUP_AUTHORIZATION_FAILED, 30) or a TRANSACTIONAL_ID (else
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 53); the membership requests (JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup) need READ on the GROUP. Without an authorizer
-every check passes (:mod:`.authz`).
+every check passes (:mod:`.authz`). DescribeGroups needs DESCRIBE on each
+group (else that group alone is 30) and reports the principal's operations on
+it; ListGroups lists every group with DESCRIBE on the CLUSTER, else only the
+groups the principal may DESCRIBE.
 """
 
 from __future__ import annotations
@@ -12,16 +15,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.messages import describe_groups as dg
 from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION
 
 from lethe_reference.cluster.acl import AclOperation, ResourceType
-from lethe_reference.handlers.authz import authorize
+from lethe_reference.handlers.authz import (
+    authorize,
+    authorize_cluster,
+    authorizer_of,
+    bit_field,
+)
 from lethe_reference.handlers.context import RequestContext
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
 
-__all__ = ["find_refusal", "may_read_group"]
+__all__ = [
+    "describe_refusal",
+    "find_refusal",
+    "group_operations",
+    "may_list_group",
+    "may_read_group",
+]
 
 
 def may_read_group(broker: Broker, ctx: RequestContext, group_id: str) -> bool:
@@ -40,3 +55,36 @@ def find_refusal(broker: Broker, ctx: RequestContext, key_type: int, key: str) -
             return None
         return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     return None
+
+
+def describe_refusal(
+    broker: Broker, ctx: RequestContext, group_id: str
+) -> dg.DescribedGroup | None:
+    """The DescribeGroups entry of a group the principal may not DESCRIBE, else None."""
+    if authorize(broker, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return None
+    return dg.DescribedGroup(
+        error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        group_id=group_id,
+        group_state="",
+        protocol_type="",
+        protocol_data="",
+    )
+
+
+def group_operations(broker: Broker, ctx: RequestContext, group_id: str, everything: int) -> int:
+    """The principal's operations on the group (``everything`` without an authorizer)."""
+    authorizer = authorizer_of(broker)
+    if authorizer is None:
+        return everything
+    ops = authorizer.authorized_operations(
+        ctx.principal, ctx.client_host, ResourceType.GROUP, group_id
+    )
+    return bit_field(int(op) for op in ops)
+
+
+def may_list_group(broker: Broker, ctx: RequestContext, group_id: str) -> bool:
+    """ListGroups: DESCRIBE on the cluster, or on the group."""
+    return authorize_cluster(broker, ctx, AclOperation.DESCRIBE) or authorize(
+        broker, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id
+    )

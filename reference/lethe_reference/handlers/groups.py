@@ -96,11 +96,11 @@ from lethe_reference.cluster.group import (
     SyncResult,
 )
 from lethe_reference.cluster.group_runtime import client_host, runtime_of
+from lethe_reference.handlers import group_access as access
 from lethe_reference.handlers.authz import OMITTED, bit_field
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.endpoints import advertised_endpoint
-from lethe_reference.handlers.group_access import find_refusal, may_read_group
 from lethe_reference.purgatory import Deferred
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def handle_find_coordinator(
     version, key_type = ctx.api_version, request.key_type
     node = (broker.node_id, *advertised_endpoint(broker, ctx))
     if version < 4:
-        code = find_refusal(broker, ctx, key_type, request.key) or runtime_of(
+        code = access.find_refusal(broker, ctx, key_type, request.key) or runtime_of(
             broker
         ).find_coordinator(key_type, request.key)
         node_id, host, port = node if code is ErrorCode.NONE else _NO_NODE
@@ -147,7 +147,7 @@ def handle_find_coordinator(
     runtime, entries = runtime_of(broker), []
     creating = runtime.offsets_topic_partitions() == 0
     for key in request.coordinator_keys:
-        refusal = find_refusal(broker, ctx, key_type, key)
+        refusal = access.find_refusal(broker, ctx, key_type, key)
         code = refusal or runtime.find_coordinator(key_type, key)
         if creating and key_type == KEY_TYPE_GROUP and refusal is None:  # created asynchronously
             code = ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -195,7 +195,7 @@ def _join_error(
 def handle_join_group(
     broker: Broker, ctx: RequestContext, request: JoinGroupRequest
 ) -> JoinGroupResponse | Deferred[JoinGroupResponse]:
-    if not may_read_group(broker, ctx, request.group_id):
+    if not access.may_read_group(broker, ctx, request.group_id):
         return _join_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     version = ctx.api_version
     runtime = runtime_of(broker)
@@ -240,7 +240,7 @@ def _sync_error(
 def handle_sync_group(
     broker: Broker, ctx: RequestContext, request: SyncGroupRequest
 ) -> SyncGroupResponse | Deferred[SyncGroupResponse]:
-    if not may_read_group(broker, ctx, request.group_id):
+    if not access.may_read_group(broker, ctx, request.group_id):
         return _sync_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     version = ctx.api_version
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
@@ -274,7 +274,7 @@ def _heartbeat_error(
 def handle_heartbeat(
     broker: Broker, ctx: RequestContext, request: HeartbeatRequest
 ) -> HeartbeatResponse:
-    if not may_read_group(broker, ctx, request.group_id):
+    if not access.may_read_group(broker, ctx, request.group_id):
         return _heartbeat_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     runtime = runtime_of(broker)
     code = runtime.coordinator.heartbeat(
@@ -300,7 +300,7 @@ def _leave_error(
 def handle_leave_group(
     broker: Broker, ctx: RequestContext, request: LeaveGroupRequest
 ) -> LeaveGroupResponse:
-    if not may_read_group(broker, ctx, request.group_id):
+    if not access.may_read_group(broker, ctx, request.group_id):
         return _leave_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     version = ctx.api_version
     leaving = _leaving(request, version)
@@ -376,10 +376,12 @@ def handle_describe_groups(
     operations = version >= 3 and request.include_authorized_operations
     groups = []
     for group_id in request.groups:
-        entry = _described(coordinator.describe_group(group_id), version)
-        if version >= 3:
+        refused = access.describe_refusal(broker, ctx, group_id)
+        entry = refused or _described(coordinator.describe_group(group_id), version)
+        if version >= 3 and refused is None:
             allowed = operations and entry.error_code == ErrorCode.NONE
-            entry = replace(entry, authorized_operations=GROUP_OPERATIONS if allowed else OMITTED)
+            ops = access.group_operations(broker, ctx, group_id, GROUP_OPERATIONS)
+            entry = replace(entry, authorized_operations=ops if allowed else OMITTED)
         groups.append(entry)
     return dg.DescribeGroupsResponse(groups=tuple(groups))
 
@@ -391,6 +393,7 @@ def handle_list_groups(
     coordinator = runtime_of(broker).coordinator
     states = [state.strip() for state in request.states_filter]
     listed = coordinator.list_groups(states, request.types_filter)
+    listed = [g for g in listed if access.may_list_group(broker, ctx, g.group_id)]
     return ListGroupsResponse(
         error_code=ErrorCode.NONE,
         groups=tuple(

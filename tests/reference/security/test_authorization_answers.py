@@ -35,6 +35,7 @@ from lethe_formats.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResource,
 )
+from lethe_formats.protocol.messages.describe_groups import DescribeGroupsRequest
 from lethe_formats.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from lethe_formats.protocol.messages.find_coordinator import FindCoordinatorRequest
 from lethe_formats.protocol.messages.heartbeat import HeartbeatRequest
@@ -44,6 +45,7 @@ from lethe_formats.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsResource,
 )
 from lethe_formats.protocol.messages.join_group import JoinGroupRequest
+from lethe_formats.protocol.messages.list_groups import ListGroupsRequest
 from lethe_formats.protocol.messages.list_offsets import (
     ListOffsetsPartition,
     ListOffsetsRequest,
@@ -343,3 +345,15 @@ def test_group_membership_and_find_coordinator_need_group_rights(broker: Broker)
     grant_group(broker, "g")  # READ implies DESCRIBE
     beat = dispatch(broker, ctx(ApiKey.HEARTBEAT, 4), HeartbeatRequest("g", 1, "m"))
     assert beat.error_code != ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+def test_describe_groups_and_list_groups_show_only_describable_groups(broker: Broker) -> None:
+    request = DescribeGroupsRequest(groups=("g", "h"), include_authorized_operations=True)
+    grant_group(broker, "g")
+    for _ in range(3):  # the first call creates the offsets topic (15), as on Kafka
+        dispatch(broker, ctx(ApiKey.FIND_COORDINATOR, 3, ADMIN), FindCoordinatorRequest("g"))
+    answer: Any = dispatch(broker, ctx(ApiKey.DESCRIBE_GROUPS, 5), request)
+    got = {g.group_id: (g.error_code, g.authorized_operations) for g in answer.groups}
+    assert got == {"g": (0, (1 << 3) | (1 << 8)), "h": (30, -(1 << 31))}  # READ, DESCRIBE
+    listed: Any = dispatch(broker, ctx(ApiKey.LIST_GROUPS, 4), ListGroupsRequest())
+    assert listed.error_code == ErrorCode.NONE and listed.groups == ()  # none exists yet
