@@ -5,7 +5,11 @@ Theory of operation
 -------------------
 ``KafkaApis.handleOffsetDeleteRequest`` / ``handleDeleteGroupsRequest`` of Kafka 4.0
 over the group coordinator (:mod:`lethe_reference.cluster.group.deletion`).
-No authorizer check here (every request runs as allowed, see ``handlers.authz``).
+Authorization first (only with an authorizer, :mod:`.authz`): OffsetDelete
+needs DELETE on the GROUP (else GROUP_AUTHORIZATION_FAILED, 30, alone) and
+READ on each topic (else TOPIC_AUTHORIZATION_FAILED, 29, on its partitions,
+before existence); DeleteGroups answers a group without DELETE with 30 and
+deletes the others (those results listed after the coordinator's).
 
 OffsetDelete. The handler checks topics first, as Kafka does: a topic the broker
 does not know fails all its partitions, a partition number the topic lacks fails
@@ -42,7 +46,9 @@ from lethe_formats.protocol.messages.offset_delete import (
 )
 
 from lethe_reference import faults
+from lethe_reference.cluster.acl import AclOperation, ResourceType
 from lethe_reference.cluster.group_runtime import runtime_of
+from lethe_reference.handlers.authz import authorize, authorized_names
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 
@@ -62,14 +68,22 @@ def _offset_delete_error(
     return OffsetDeleteResponse(error_code=code)
 
 
-def _split(broker: Broker, request: OffsetDeleteRequest) -> tuple[_Answers, list[TopicPartition]]:
+def _split(
+    broker: Broker, request: OffsetDeleteRequest, readable: set[str]
+) -> tuple[_Answers, list[TopicPartition]]:
     """(rejected partitions by topic, the partitions the coordinator gets)."""
     rejected: _Answers = {}
     known: list[TopicPartition] = []
     for topic in request.topics:
         info = broker.metadata.get(topic.name)
         for p in topic.partitions:
-            if info is not None and 0 <= p.partition_index < info.partitions:
+            if topic.name not in readable:
+                rejected.setdefault(topic.name, []).append(
+                    OffsetDeleteResponsePartition(
+                        p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                    )
+                )
+            elif info is not None and 0 <= p.partition_index < info.partitions:
                 known.append((topic.name, p.partition_index))
             else:
                 rejected.setdefault(topic.name, []).append(
@@ -85,7 +99,12 @@ def handle_offset_delete(
     broker: Broker, ctx: RequestContext, request: OffsetDeleteRequest
 ) -> OffsetDeleteResponse:
     """Answer an OffsetDelete request (module docstring)."""
-    answers, known = _split(broker, request)
+    if not authorize(broker, ctx, AclOperation.DELETE, ResourceType.GROUP, request.group_id):
+        return _offset_delete_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    readable = authorized_names(
+        broker, ctx, AclOperation.READ, ResourceType.TOPIC, {t.name for t in request.topics}
+    )
+    answers, known = _split(broker, request, readable)
     runtime = runtime_of(broker)
     coordinator = runtime.coordinator
     stale = None
@@ -117,8 +136,12 @@ def handle_delete_groups(
 ) -> DeleteGroupsResponse:
     """Answer a DeleteGroups request (module docstring)."""
     runtime = runtime_of(broker)
-    results = runtime.coordinator.delete_groups(request.groups_names)
+    names = list(dict.fromkeys(request.groups_names))
+    allowed = authorized_names(broker, ctx, AclOperation.DELETE, ResourceType.GROUP, names)
+    results = runtime.coordinator.delete_groups([g for g in request.groups_names if g in allowed])
     runtime.rearm()
+    denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    results.update({g: denied for g in names if g not in allowed})
     return DeleteGroupsResponse(
         results=tuple(DeletableGroupResult(group, code) for group, code in results.items())
     )

@@ -20,6 +20,7 @@ import pytest
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_formats.protocol.messages.create_topics import CreatableTopic, CreateTopicsRequest
+from lethe_formats.protocol.messages.delete_groups import DeleteGroupsRequest
 from lethe_formats.protocol.messages.delete_partitions import (
     DeletePartitionsRequest,
     DeletePartitionsTopic,
@@ -56,6 +57,11 @@ from lethe_formats.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
     OffsetCommitRequestTopic,
+)
+from lethe_formats.protocol.messages.offset_delete import (
+    OffsetDeleteRequest,
+    OffsetDeleteRequestPartition,
+    OffsetDeleteRequestTopic,
 )
 from lethe_formats.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
@@ -357,3 +363,12 @@ def test_describe_groups_and_list_groups_show_only_describable_groups(broker: Br
     assert got == {"g": (0, (1 << 3) | (1 << 8)), "h": (30, -(1 << 31))}  # READ, DESCRIBE
     listed: Any = dispatch(broker, ctx(ApiKey.LIST_GROUPS, 4), ListGroupsRequest())
     assert listed.error_code == ErrorCode.NONE and listed.groups == ()  # none exists yet
+
+
+def test_deleting_groups_and_their_offsets_needs_delete_on_the_group(broker: Broker) -> None:
+    topic = OffsetDeleteRequestTopic("t", (OffsetDeleteRequestPartition(0),))
+    request = OffsetDeleteRequest(group_id="g", topics=(topic,))
+    answer: Any = dispatch(broker, ctx(ApiKey.OFFSET_DELETE, 0), request)
+    assert (answer.error_code, answer.topics) == (ErrorCode.GROUP_AUTHORIZATION_FAILED, ())
+    deleted: Any = dispatch(broker, ctx(ApiKey.DELETE_GROUPS, 2), DeleteGroupsRequest(("g", "g")))
+    assert [(r.group_id, r.error_code) for r in deleted.results] == [("g", 30)]
