@@ -28,6 +28,14 @@ read at startup, so ACLs survive a restart::
       "operation": "READ", "permission": "ALLOW"}, ...]}
 
 A binding created twice is kept once, as Kafka's ACL set does.
+
+:meth:`Authorizer.authorize_any` answers Kafka's ``authorizeByResourceType``
+(may the principal do the operation on *some* resource of the type? asked by
+InitProducerId for WRITE on any topic): a super user may; a DENY of the
+operation on the LITERAL ``*`` resource forbids; otherwise some ALLOW binding
+of the principal (or ``User:*``) for the operation must not be covered by one
+of its DENY bindings (a LITERAL deny of the same name, or a PREFIXED deny that
+is a prefix of it). ``allow.everyone.if.no.acl.found`` is not consulted there.
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ from lethe_reference.cluster.acl import (
     AclFilter,
     AclOperation,
     AclPermission,
+    PatternType,
     ResourceType,
 )
 
@@ -135,6 +144,29 @@ class Authorizer:
             return False
         return any(_allows(b, operation) for b in mine)
 
+    def authorize_any(
+        self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType
+    ) -> bool:
+        """Kafka's ``authorizeByResourceType`` (module docstring)."""
+        if principal in self.super_users:
+            return True
+        mine = [
+            b
+            for b in self._bindings
+            if b.resource_type == resource_type and _concerns(b, principal, host)
+        ]
+        denies = [b for b in mine if _denies(b, operation)]
+        if any(
+            d.pattern_type is PatternType.LITERAL and d.resource_name == WILDCARD for d in denies
+        ):
+            return False
+        allows = [
+            b
+            for b in mine
+            if b.permission is AclPermission.ALLOW and b.operation in (AclOperation.ALL, operation)
+        ]
+        return any(not _deny_covers(denies, a) for a in allows)
+
     def authorized_operations(
         self, principal: str, host: str, resource_type: ResourceType, name: str
     ) -> tuple[AclOperation, ...]:
@@ -178,6 +210,16 @@ class Authorizer:
         acls = [b.to_json() for b in self._bindings]
         text = json.dumps({"version": 1, "acls": acls}, indent=1, sort_keys=True)
         write_atomically(self.path, text.encode("utf-8"))
+
+
+def _deny_covers(denies: list[AclBinding], allowed: AclBinding) -> bool:
+    for deny in denies:
+        if deny.pattern_type is PatternType.PREFIXED:
+            if allowed.resource_name.startswith(deny.resource_name):
+                return True
+        elif deny.resource_name == allowed.resource_name:
+            return True
+    return False
 
 
 def _concerns(binding: AclBinding, principal: str, host: str) -> bool:

@@ -44,6 +44,7 @@ __all__ = [
     "OMITTED",
     "TOPIC_OPERATIONS",
     "authorize",
+    "authorize_any",
     "authorize_cluster",
     "authorized_names",
     "authorized_operations",
@@ -99,6 +100,16 @@ def authorize(
     if authorizer is None:
         return True
     return authorizer.authorize(ctx.principal, ctx.client_host, operation, resource_type, name)
+
+
+def authorize_any(
+    broker: Broker, ctx: RequestContext, operation: AclOperation, resource_type: ResourceType
+) -> bool:
+    """Kafka's ``authorizeByResourceType``: the operation on some resource of the type."""
+    authorizer = authorizer_of(broker)
+    if authorizer is None:
+        return True
+    return authorizer.authorize_any(ctx.principal, ctx.client_host, operation, resource_type)
 
 
 def authorize_cluster(broker: Broker, ctx: RequestContext, operation: AclOperation) -> bool:

@@ -5,6 +5,11 @@ Theory of operation
 ``KafkaApis.handleInitProducerIdRequest`` and
 ``TransactionCoordinator.handleInitProducerId`` of Kafka 4.0, in their order:
 
+0. authorization (only with an authorizer, :mod:`.authz`): WRITE on the
+   TRANSACTIONAL_ID (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 53); an
+   idempotent producer needs IDEMPOTENT_WRITE on the CLUSTER or WRITE on some
+   topic (else CLUSTER_AUTHORIZATION_FAILED, 31);
+
 1. ``producer_id`` / ``producer_epoch`` (v3+): both -1, or both set; one
    without the other is INVALID_REQUEST (42);
 2. ``transactional_id`` null (an idempotent producer): a new producer id,
@@ -51,6 +56,8 @@ from lethe_formats.protocol.messages.init_producer_id import (
     InitProducerIdResponse,
 )
 
+from lethe_reference.cluster.acl import AclOperation, ResourceType
+from lethe_reference.handlers.authz import authorize, authorize_any, authorize_cluster
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 
@@ -150,11 +157,30 @@ def _error_response(
     return _error(code)
 
 
+def _refusal(broker: Broker, ctx: RequestContext, transactional_id: str | None) -> ErrorCode | None:
+    """Step 0: WRITE on the transactional id, or for an idempotent producer
+    IDEMPOTENT_WRITE on the cluster or WRITE on some topic."""
+    if transactional_id is not None:
+        if authorize(
+            broker, ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id
+        ):
+            return None
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if authorize_cluster(broker, ctx, AclOperation.IDEMPOTENT_WRITE) or authorize_any(
+        broker, ctx, AclOperation.WRITE, ResourceType.TOPIC
+    ):
+        return None
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
 @handles(ApiKey.INIT_PRODUCER_ID, error_response=_error_response)
 def handle_init_producer_id(
     broker: Broker, ctx: RequestContext, request: InitProducerIdRequest
 ) -> InitProducerIdResponse:
     """Answer an InitProducerId request (module docstring)."""
+    refusal = _refusal(broker, ctx, request.transactional_id)
+    if refusal is not None:
+        return _error(refusal)
     no_id = request.producer_id == NO_PRODUCER_ID
     no_epoch = request.producer_epoch == NO_PRODUCER_EPOCH
     if no_id != no_epoch:

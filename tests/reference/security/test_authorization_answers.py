@@ -45,6 +45,7 @@ from lethe_formats.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsRequest,
     IncrementalAlterConfigsResource,
 )
+from lethe_formats.protocol.messages.init_producer_id import InitProducerIdRequest
 from lethe_formats.protocol.messages.join_group import JoinGroupRequest
 from lethe_formats.protocol.messages.list_groups import ListGroupsRequest
 from lethe_formats.protocol.messages.list_offsets import (
@@ -372,3 +373,15 @@ def test_deleting_groups_and_their_offsets_needs_delete_on_the_group(broker: Bro
     assert (answer.error_code, answer.topics) == (ErrorCode.GROUP_AUTHORIZATION_FAILED, ())
     deleted: Any = dispatch(broker, ctx(ApiKey.DELETE_GROUPS, 2), DeleteGroupsRequest(("g", "g")))
     assert [(r.group_id, r.error_code) for r in deleted.results] == [("g", 30)]
+
+
+def test_init_producer_id_needs_idempotent_write_or_write_on_some_topic(broker: Broker) -> None:
+    idempotent = InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000)
+    answer: Any = dispatch(broker, ctx(ApiKey.INIT_PRODUCER_ID, 4), idempotent)
+    assert (answer.error_code, answer.producer_id) == (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, -1)
+    grant(broker, "t", Op.WRITE)
+    answer = dispatch(broker, ctx(ApiKey.INIT_PRODUCER_ID, 4), idempotent)
+    assert answer.error_code == ErrorCode.NONE and answer.producer_id >= 0
+    txn = InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=60_000)
+    answer = dispatch(broker, ctx(ApiKey.INIT_PRODUCER_ID, 4), txn)
+    assert answer.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED

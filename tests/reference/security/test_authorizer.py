@@ -172,3 +172,18 @@ def test_bindings_kafka_refuses_to_create_have_a_problem(binding: AclBinding) ->
 
 def test_a_valid_binding_has_no_problem() -> None:
     assert validation_problem(acl("kafka-cluster", Op.ALTER, kind=Kind.CLUSTER)) is None
+
+
+def test_authorize_any_asks_for_some_allowed_resource_not_denied() -> None:
+    assert not Authorizer().authorize_any(ALICE, "h", Op.WRITE, Kind.TOPIC)
+    allowed = with_acls(acl("orders", Op.WRITE))
+    assert allowed.authorize_any(ALICE, "h", Op.WRITE, Kind.TOPIC)
+    assert not allowed.authorize_any(ALICE, "h", Op.WRITE, Kind.GROUP)
+    shadowed = with_acls(
+        acl("orders", Op.WRITE),
+        acl("ord", Op.WRITE, pattern=PatternType.PREFIXED, permission=Perm.DENY),
+    )
+    assert not shadowed.authorize_any(ALICE, "h", Op.WRITE, Kind.TOPIC)
+    wildcard_deny = with_acls(acl("x", Op.ALL), acl("*", Op.WRITE, permission=Perm.DENY))
+    assert not wildcard_deny.authorize_any(ALICE, "h", Op.WRITE, Kind.TOPIC)
+    assert with_acls(super_users=[ALICE]).authorize_any(ALICE, "h", Op.WRITE, Kind.TOPIC)
