@@ -3,11 +3,12 @@
 Theory of operation
 -------------------
 1. If any partition's first batch is transactional and the request has no
-   ``transactional_id``, the whole request fails with
-   TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) in every partition (Kafka's
-   authorization check for the transactional id; with no authorizer only the
-   missing id fails). Bytes too broken to tell fail the whole request with
-   CORRUPT_MESSAGE, as Kafka's batch iterator throws there.
+   ``transactional_id``, or the principal may not WRITE it (:mod:`.authz`),
+   the whole request fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) in
+   every partition (Kafka's authorization check for the transactional id;
+   with no authorizer only the missing id fails). Bytes too broken to tell
+   fail the whole request with CORRUPT_MESSAGE, as Kafka's batch iterator
+   throws there.
 2. Per partition: a topic the principal may not WRITE (:mod:`.authz`) is
    TOPIC_AUTHORIZATION_FAILED (29), existing or not; then unknown topic or
    partition is UNKNOWN_TOPIC_OR_PARTITION (3);
@@ -58,7 +59,7 @@ from lethe_formats.protocol.messages.produce import (
 from lethe_reference import faults
 from lethe_reference.cluster.acl import AclOperation, ResourceType
 from lethe_reference.cluster.delayed_produce import maybe_delay
-from lethe_reference.handlers.authz import authorized_names
+from lethe_reference.handlers.authz import authorize, authorized_names
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.partition_ops.append import (
@@ -162,12 +163,23 @@ def _append(
     return result
 
 
+def _may_write_transactionally(
+    broker: Broker, ctx: RequestContext, transactional_id: str | None
+) -> bool:
+    """A transactional id is given and the principal may WRITE it (step 1)."""
+    return transactional_id is not None and authorize(
+        broker, ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id
+    )
+
+
 @handles(ApiKey.PRODUCE, error_response=error_response)
 def handle(
     broker: Broker, ctx: RequestContext, request: ProduceRequest
 ) -> ProduceResponse | Deferred[ProduceResponse]:
     """Answer a Produce request (module docstring)."""
-    if _has_transactional_records(request) and request.transactional_id is None:
+    if _has_transactional_records(request) and not _may_write_transactionally(
+        broker, ctx, request.transactional_id
+    ):
         return error_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
     statuses: dict[TopicPartition, PartitionAppend] = {}
     requested = _partitions(request)
