@@ -385,3 +385,20 @@ def test_init_producer_id_needs_idempotent_write_or_write_on_some_topic(broker: 
     txn = InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=60_000)
     answer = dispatch(broker, ctx(ApiKey.INIT_PRODUCER_ID, 4), txn)
     assert answer.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def test_transactional_produce_needs_write_on_the_transactional_id(broker: Broker) -> None:
+    grant(broker, "t", Op.WRITE)
+    batch = build_batch(
+        [RecordSpec(b"k", b"v", (), 1000)],
+        base_offset=0,
+        producer_id=7,
+        producer_epoch=0,
+        base_sequence=0,
+        is_transactional=True,
+    )
+    data = TopicProduceData("t", (PartitionProduceData(0, batch),))
+    request = ProduceRequest(transactional_id="tx", acks=-1, timeout_ms=1000, topic_data=(data,))
+    answer: Any = dispatch(broker, ctx(ApiKey.PRODUCE, 9), request)
+    code = answer.responses[0].partition_responses[0].error_code
+    assert code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
