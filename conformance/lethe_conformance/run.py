@@ -36,6 +36,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lethe_formats.fixtures import fixtures_root
 
@@ -84,6 +85,9 @@ class Requirement:
     implemented_by_kafka: bool
     kafka_version: str | None
     kip_section: str = ""
+    #: why no target can show it (catalog ``observable.how`` when ``by`` is
+    #: ``not-observable``); None for a requirement a scenario can observe
+    not_observable: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +163,17 @@ def _requirement(item: object, where: str) -> Requirement:
             implemented_by_kafka=bool(item.get("implemented_by_kafka", False)),
             kafka_version=item.get("kafka_version"),
             kip_section=str(item.get("kip_section", "")),
+            not_observable=_not_observable(item.get("observable")),
         )
     except KeyError as error:
         raise RunSetupError(f"{where}: missing {error}") from None
+
+
+def _not_observable(observable: Any) -> str | None:
+    """The catalog's reason a requirement cannot be observed on any target, else None."""
+    if isinstance(observable, dict) and observable.get("by") == "not-observable":
+        return str(observable.get("how", ""))
+    return None
 
 
 def _id_key(ident: str) -> tuple[str, int]:

@@ -82,19 +82,49 @@ def test_the_json_report_lists_every_catalog_requirement(
     assert len(rows) == len(_catalog_ids())
 
 
+def _not_observable() -> dict[str, str]:
+    """Catalog requirements no target can show: id -> the catalog's reason."""
+    found: dict[str, str] = {}
+    for path in (fixtures_root() / "requirements").glob("*.json"):
+        for req in json.loads(path.read_text()).get("requirements", []):
+            observable = req.get("observable") or {}
+            if observable.get("by") == "not-observable":
+                found[req["id"]] = observable.get("how", "")
+    return found
+
+
 def test_requirements_without_a_scenario_are_not_covered_not_passed(
     full_run: tuple[int, str, Path],
 ) -> None:
     rows = _report(full_run[2])["requirements"]
     uncovered = _catalog_ids() - _covered_ids()
-    assert uncovered, "the catalog has requirements no scenario covers yet"
+    assert uncovered, "the catalog has requirements no scenario covers"
+    hidden = _not_observable()
     for row in rows:
-        if row["id"] in uncovered:
+        if row["id"] in uncovered and row["id"] in hidden:
+            assert row["outcome"] == "not-observable", row
+            assert row["reason"] == hidden[row["id"]], row
+        elif row["id"] in uncovered:
             assert row["outcome"] == "not-covered", row
         else:
-            assert row["outcome"] not in ("not-covered", "not-selected"), row
+            assert row["outcome"] not in ("not-covered", "not-observable", "not-selected"), row
     summary = _report(full_run[2])["summary"]
-    assert summary["not-covered"] == len(uncovered)
+    assert summary["not-covered"] == len(uncovered - hidden.keys())
+    assert summary["not-observable"] == len(uncovered & hidden.keys())
+
+
+def test_reports_give_the_reason_a_requirement_is_not_observable(
+    full_run: tuple[int, str, Path],
+) -> None:
+    hidden = _not_observable()
+    shown = [r for r in _report(full_run[2])["requirements"] if r["outcome"] == "not-observable"]
+    assert shown, "some catalog requirements are not observable on any target"
+    markdown = (full_run[2] / "report.md").read_text()
+    html = (full_run[2] / "report.html").read_text()
+    for row in shown:
+        reason = hidden[row["id"]]
+        assert f"(not observable: {reason.replace('|', chr(92) + '|')})" in markdown, row["id"]
+        assert row["id"] in html
 
 
 def test_the_matrix_has_one_row_per_requirement_grouped_by_profile(

@@ -11,7 +11,13 @@ Every renderer reads the document from :func:`report_data`, never the run
 itself, so the JSON file holds everything any view shows.
 """
 
-from lethe_conformance.report.data import NOT_COVERED, NOT_SELECTED, incomplete_data, report_data
+from lethe_conformance.report.data import (
+    NOT_COVERED,
+    NOT_OBSERVABLE,
+    NOT_SELECTED,
+    incomplete_data,
+    report_data,
+)
 from lethe_conformance.report.html import render_html
 from lethe_conformance.report.markdown import render_markdown
 from lethe_conformance.report.text import render_matrix
@@ -19,6 +25,7 @@ from lethe_conformance.report.writers import write_incomplete, write_reports
 
 __all__ = [
     "NOT_COVERED",
+    "NOT_OBSERVABLE",
     "NOT_SELECTED",
     "incomplete_data",
     "render_html",

@@ -11,11 +11,13 @@ Shape (``report.json``)::
       "target": {"name", "clock", "log_dir", "restart", "trigger_cleaning", "sasl",
                  "profiles_offered": [...]},
       "required_profiles": [...], "failed_profiles": [...], "gate": "passed" | "failed",
-      "summary": {"pass": n, ..., "not-covered": n, "not-selected": n},
+      "summary": {"pass": n, ..., "not-covered": n, "not-observable": n, "not-selected": n},
       "requirements": [                 every catalog requirement, grouped by profile
         {"id", "profile", "statement", "implemented_by_kafka", "kafka_version",
-         "outcome",                     an Outcome value, "not-covered" or "not-selected"
-         "verdict", "reason",           baseline verdict (null when nothing ran)
+         "outcome",                     an Outcome value, "not-covered", "not-observable"
+                                        or "not-selected"
+         "verdict", "reason",           baseline verdict (null when nothing ran); for
+                                        not-observable, the catalog's reason
          "scenarios": {scenario id: outcome}}
       ],
       "scenarios": [
@@ -25,9 +27,13 @@ Shape (``report.json``)::
       "baseline_unmatched": [{"kind", "id", "reason"}]
     }
 
-``not-covered`` (no scenario covers the requirement) and ``not-selected``
-(covered, but filtered out by --profile / --tag) are states of their own: a
-requirement nobody checked is never shown as passing.
+``not-covered`` (no scenario covers the requirement), ``not-observable`` (no
+scenario covers it and the catalog says why none can: a client-side rule, a
+tool's behaviour, a disk fault or quota no runner can cause; those are checked
+by lethe's own tests, not against a target) and ``not-selected`` (covered, but
+filtered out by --profile / --tag) are states of their own: a requirement
+nobody checked is never shown as passing, and ``not-covered`` is kept for what
+is a gap in the scenarios.
 """
 
 from __future__ import annotations
@@ -40,12 +46,20 @@ from lethe_conformance.outcomes import Outcome, requirement_results
 if TYPE_CHECKING:
     from lethe_conformance.run import ConformanceRun
 
-__all__ = ["NOT_COVERED", "NOT_SELECTED", "STATES", "incomplete_data", "report_data"]
+__all__ = [
+    "NOT_COVERED",
+    "NOT_OBSERVABLE",
+    "NOT_SELECTED",
+    "STATES",
+    "incomplete_data",
+    "report_data",
+]
 
 NOT_COVERED = "not-covered"
+NOT_OBSERVABLE = "not-observable"
 NOT_SELECTED = "not-selected"
-#: Every state a requirement row can have, best to worst, then the two non-runs.
-STATES = (*(o.value for o in Outcome), NOT_COVERED, NOT_SELECTED)
+#: Every state a requirement row can have, best to worst, then the three non-runs.
+STATES = (*(o.value for o in Outcome), NOT_COVERED, NOT_OBSERVABLE, NOT_SELECTED)
 
 
 def report_data(run: ConformanceRun) -> dict[str, Any]:
@@ -104,10 +118,13 @@ def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
     for req in run.catalog:
         result = graded.get(req.id)
         verdict = verdicts.get(req.id)
+        reason = "" if verdict is None else verdict.reason
         if result is not None:
             outcome = result.outcome.value
         elif req.id in covered:
             outcome = NOT_SELECTED
+        elif req.not_observable is not None:
+            outcome, reason = NOT_OBSERVABLE, req.not_observable
         else:
             outcome = NOT_COVERED
         rows.append(
@@ -119,7 +136,7 @@ def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
                 "kafka_version": req.kafka_version,
                 "outcome": outcome,
                 "verdict": None if verdict is None else verdict.verdict.value,
-                "reason": "" if verdict is None else verdict.reason,
+                "reason": reason,
                 "scenarios": {}
                 if result is None
                 else {sid: o.value for sid, o in result.scenarios.items()},

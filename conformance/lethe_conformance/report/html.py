@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from lethe_conformance.report.text import by_profile, outcome_label, summary_line
+from lethe_conformance.report.text import by_profile, outcome_label, statement_text, summary_line
 
 __all__ = ["render_html"]
 
@@ -28,7 +28,7 @@ th{background:#f0f0f0}
 code{font-family:ui-monospace,monospace}
 .pass{background:#d7f5d7}.fail,.error{background:#f8d0d0}
 .unsupported,.not-applicable,.inconclusive{background:#f5efc8}
-.not-covered,.not-selected{background:#e6e6e6}
+.not-covered,.not-observable,.not-selected{background:#e6e6e6}
 """
 
 
@@ -45,7 +45,7 @@ def _requirement_table(profile: str, group: list[Mapping[str, Any]]) -> list[str
         out.append(
             f"<tr><td><code>{_e(row['id'])}</code></td>"
             f'<td class="{_e(row["outcome"])}">{_e(outcome_label(row))}</td>'
-            f"<td>{_e(row['statement'])}</td></tr>"
+            f"<td>{_e(statement_text(row))}</td></tr>"
         )
     out.append("</table>")
     return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lethe_conformance.report.text import by_profile, outcome_label, summary_line
+from lethe_conformance.report.text import by_profile, outcome_label, statement_text, summary_line
 
 __all__ = ["render_markdown"]
 
@@ -37,7 +37,7 @@ def render_markdown(data: Mapping[str, Any]) -> str:
     for profile, group in by_profile(data["requirements"]):
         lines += [f"## {profile}", "", "| ID | outcome | statement |", "|---|---|---|"]
         lines += [
-            f"| {row['id']} | {_cell(outcome_label(row))} | {_cell(row['statement'])} |"
+            f"| {row['id']} | {_cell(outcome_label(row))} | {_cell(statement_text(row))} |"
             for row in group
         ]
         lines.append("")

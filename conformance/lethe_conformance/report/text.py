@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["by_profile", "outcome_label", "render_matrix", "summary_line"]
+__all__ = ["by_profile", "outcome_label", "render_matrix", "statement_text", "summary_line"]
 
 
 def by_profile(rows: Sequence[Mapping[str, Any]]) -> Iterator[tuple[str, list[Mapping[str, Any]]]]:
@@ -36,6 +36,13 @@ def outcome_label(row: Mapping[str, Any]) -> str:
     if verdict in ("expected-failure", "fixed"):
         return f"{row['outcome']} ({verdict})"
     return str(row["outcome"])
+
+
+def statement_text(row: Mapping[str, Any]) -> str:
+    """The statement, and for a requirement no target can show, the catalog's reason."""
+    if row["outcome"] == "not-observable" and row.get("reason"):
+        return f"{row['statement']} (not observable: {row['reason']})"
+    return str(row["statement"])
 
 
 def summary_line(data: Mapping[str, Any]) -> str:
