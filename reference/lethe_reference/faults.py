@@ -114,6 +114,16 @@ _ALL = (
         "replica.",
     ),
     Fault(
+        "follower-restart-keeps-high-watermark",
+        ("KIP107-HW-1",),
+        "storage/log.py",
+        "A follower whose log ends below its leader's log start offset starts its log there "
+        "but keeps its old high watermark, below the new log start offset, until the leader "
+        "sends another: the implementer resets the log end and log start offsets and leaves "
+        "the high watermark to replication, so a consumer reading from the follower sees a "
+        "high watermark below the first readable offset.",
+    ),
+    Fault(
         "list-offsets-checks-existence-first",
         ("KIP107-LST-8",),
         "handlers/list_offsets.py",

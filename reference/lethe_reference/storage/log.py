@@ -380,7 +380,10 @@ class PartitionLog:
         doomed = list(self.segments)
         self.segments.add(self.new_segment(offset))
         self.remove_and_delete_segments(doomed)
+        kept = self._high_watermark
         self._next_offset = self._log_start_offset = self._high_watermark = offset
+        if faults.active(self, "follower-restart-keeps-high-watermark"):
+            self._high_watermark = min(kept, offset)
         self._recovery_point = offset
         self.epoch_cache.clear_and_flush()
         self.transactions = TransactionState()
