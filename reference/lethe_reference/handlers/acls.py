@@ -63,6 +63,7 @@ from lethe_reference.handlers.dispatch import handles
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
+    from lethe_reference.cluster.authorizer import Authorizer
 
 __all__ = ["NO_AUTHORIZER", "create_acls", "delete_acls", "describe_acls"]
 
@@ -103,6 +104,23 @@ def _filter(f: DescribeAclsRequest | DeleteAclsFilter) -> AclFilter:
     )
 
 
+def _open_authorizer(
+    broker: Broker, ctx: RequestContext, operation: AclOperation
+) -> Authorizer | tuple[ErrorCode, str]:
+    """The authorizer an ACL request works on, or why the whole request is refused.
+
+    Kafka checks the principal's right on the CLUSTER first (ALTER to change ACLs,
+    DESCRIBE to list them), then answers SECURITY_DISABLED when no authorizer is
+    configured; both refusals apply to every entry of the request alike.
+    """
+    if not authorize_cluster(broker, ctx, operation):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, _CLUSTER_DENIED
+    authorizer = authorizer_of(broker)
+    if authorizer is None:
+        return ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER
+    return authorizer
+
+
 # --- CreateAcls ---------------------------------------------------------------------------
 
 
@@ -118,11 +136,9 @@ def _create_error(
 def create_acls(
     broker: Broker, ctx: RequestContext, request: CreateAclsRequest
 ) -> CreateAclsResponse:
-    if not authorize_cluster(broker, ctx, AclOperation.ALTER):
-        return _create_error(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, _CLUSTER_DENIED)
-    authorizer = authorizer_of(broker)
-    if authorizer is None:
-        return _create_error(request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    authorizer = _open_authorizer(broker, ctx, AclOperation.ALTER)
+    if isinstance(authorizer, tuple):
+        return _create_error(request, *authorizer)
     bindings = [_binding(c) for c in request.creations]
     problems = [validation_problem(b) for b in bindings]
     authorizer.add(b for b, problem in zip(bindings, problems, strict=True) if problem is None)
@@ -161,11 +177,9 @@ def _grouped(bindings: list[AclBinding]) -> tuple[DescribeAclsResource, ...]:
 def describe_acls(
     broker: Broker, ctx: RequestContext, request: DescribeAclsRequest
 ) -> DescribeAclsResponse:
-    if not authorize_cluster(broker, ctx, AclOperation.DESCRIBE):
-        return _describe_error(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, _CLUSTER_DENIED)
-    authorizer = authorizer_of(broker)
-    if authorizer is None:
-        return _describe_error(request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    authorizer = _open_authorizer(broker, ctx, AclOperation.DESCRIBE)
+    if isinstance(authorizer, tuple):
+        return _describe_error(request, *authorizer)
     acl_filter = _filter(request)
     problem = acl_filter.problem()
     if problem is not None:
@@ -203,11 +217,9 @@ def _matching(b: AclBinding) -> DeleteAclsMatchingAcl:
 def delete_acls(
     broker: Broker, ctx: RequestContext, request: DeleteAclsRequest
 ) -> DeleteAclsResponse:
-    if not authorize_cluster(broker, ctx, AclOperation.ALTER):
-        return _delete_error(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, _CLUSTER_DENIED)
-    authorizer = authorizer_of(broker)
-    if authorizer is None:
-        return _delete_error(request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    authorizer = _open_authorizer(broker, ctx, AclOperation.ALTER)
+    if isinstance(authorizer, tuple):
+        return _delete_error(request, *authorizer)
     results = []
     for f in request.filters:
         acl_filter = _filter(f)
