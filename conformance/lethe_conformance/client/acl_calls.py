@@ -16,7 +16,7 @@ scenario granted on a shared broker.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 from lethe_formats.protocol.messages.create_acls import (
     AclCreation,
@@ -76,34 +76,13 @@ class Acl:
 def create_acls(
     conn: KafkaConnection, acls: Sequence[Acl], *, version: int | None = None
 ) -> CreateAclsResponse:
-    creations = tuple(
-        AclCreation(
-            a.resource_type,
-            a.resource_name,
-            a.pattern_type,
-            a.principal,
-            a.host,
-            a.operation,
-            a.permission,
-        )
-        for a in acls
-    )
+    # Acl's fields are in the order both AclCreation and DeleteAclsFilter take them.
+    creations = tuple(AclCreation(*astuple(a)) for a in acls)
     return conn.call(CreateAclsRequest(creations), CreateAclsResponse, version=version)
 
 
 def delete_acls(
     conn: KafkaConnection, acls: Sequence[Acl], *, version: int | None = None
 ) -> DeleteAclsResponse:
-    filters = tuple(
-        DeleteAclsFilter(
-            a.resource_type,
-            a.resource_name,
-            a.pattern_type,
-            a.principal,
-            a.host,
-            a.operation,
-            a.permission,
-        )
-        for a in acls
-    )
+    filters = tuple(DeleteAclsFilter(*astuple(a)) for a in acls)
     return conn.call(DeleteAclsRequest(filters), DeleteAclsResponse, version=version)
