@@ -33,6 +33,11 @@ alive), :meth:`move_leader` (an election, the leader epoch goes up),
 :meth:`stop_broker` (clean shutdown: it leaves every ISR and its port closes)
 and :meth:`start_broker` (it comes back on the same port and log dir as a
 follower). :meth:`partition_state` reads the controller.
+
+KIP-694 (with ``delete.topic.partition.enable``): a reduction is shared by
+every broker, and its deletion waits while a broker holding a replica of a
+removed partition is stopped; a broker that starts again learns the pending
+reductions and lets held deletions finish (:mod:`lethe_reference.cluster.reduction`).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from typing import Any, TypeVar
 
 from lethe_reference.broker import Broker
 from lethe_reference.clock import Clock, ManualClock, SystemClock
+from lethe_reference.cluster import reduction as cluster_reduction
 from lethe_reference.cluster.controller import ClusterController, PartitionState
 from lethe_reference.cluster.membership import Member, member_of
 from lethe_reference.metadata import new_topic_id
@@ -264,6 +270,7 @@ class EmbeddedCluster:
             self.controller.register(member)
         else:
             self.controller.broker_started(member)
+        cluster_reduction.broker_started(member)  # KIP-694: held deletions resume
 
     async def _stop_broker(self, node: int) -> None:
         server = self._servers.pop(node, None)

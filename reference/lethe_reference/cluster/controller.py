@@ -27,6 +27,8 @@ Changes and who makes them:
   reassignment); the new leader must be an assigned live replica.
 * ``set_isr``: the leader's AlterPartition (ISR shrink after
   ``replica.lag.time.max.ms``, expand when a follower caught up).
+* ``remove_partitions``: a KIP-694 reduction deleted every replica of its
+  removed partitions (:mod:`lethe_reference.cluster.reduction`).
 * ``broker_stopped`` / ``broker_started``: a broker shut down (controlled
   shutdown: it leaves every ISR, partitions it led elect a new leader from
   the rest of the ISR) or registered again (it rejoins as a follower; the ISR
@@ -118,6 +120,12 @@ class ClusterController:
     def remove_topic(self, topic: str) -> None:
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
             self._set(tp, None)
+
+    def remove_partitions(self, topic: str, partitions: list[int]) -> None:
+        """KIP-694: the removed partitions of a reduction leave every broker's view."""
+        for partition in partitions:
+            if (topic, partition) in self.partitions:
+                self._set((topic, partition), None)
 
     def move_leader(self, tp: TopicPartition, new_leader: int) -> PartitionState:
         """Elect ``new_leader`` (an assigned live replica); the leader epoch goes up by one."""

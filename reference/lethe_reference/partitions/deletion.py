@@ -33,6 +33,11 @@ reduction pending with its partitions in None; the next check tries again
 (KIP694-DEL-7). The check task runs only while ``delete.topic.partition.enable``
 is true; a reduction saved before a restart with the feature switched off
 stays pending, its partitions ReadOnly.
+
+In an in-process cluster (a broker with a cluster member) the reduction is
+shared with every broker and its deletion waits until every broker holding a
+replica is up (:mod:`lethe_reference.cluster.reduction`); ``check_due`` counts
+only the reductions that finished.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from lethe_reference.cluster import reduction as cluster_reduction
+from lethe_reference.cluster.membership import member_of
 from lethe_reference.partitions.state import (
     ENABLE_CONFIG,
     INTERVAL_CONFIG,
@@ -98,10 +105,16 @@ def start_reduction(
     now = broker.clock.now_ms()
     if immediate or delay_ms == 0:
         broker.metadata.set_reduction(topic, Reduction(count, 0, now), {})
+        member = member_of(broker)
+        if member is not None:
+            cluster_reduction.reduction_started(member, topic)
         delete_removed(broker, topic)
         return dict.fromkeys(removed, PartitionMode.NONE)
     modes = dict.fromkeys(removed, PartitionMode.READ_ONLY)
     broker.metadata.set_reduction(topic, Reduction(count, delay_ms, now), modes)
+    member = member_of(broker)
+    if member is not None:
+        cluster_reduction.reduction_started(member, topic)
     _log.info(
         "topic %s: partitions %d-%d ReadOnly, deleted after %d ms",
         topic,
@@ -120,15 +133,19 @@ def check_due(broker: Broker) -> int:
         if info.reduction is None or info.reduction.due_ms > now:
             continue
         try:
-            delete_removed(broker, info.name)
-            done += 1
+            if delete_removed(broker, info.name).reduction is None:
+                done += 1
         except OSError as error:
             _log.warning("deleting removed partitions of %s failed, retrying: %s", info.name, error)
     return done
 
 
 def delete_removed(broker: Broker, topic: str) -> TopicInfo:
-    """Delete the partitions a pending reduction removes (module docstring)."""
+    """Delete the partitions a pending reduction removes (module docstring); a
+    cluster member hands it to :mod:`lethe_reference.cluster.reduction`."""
+    member = member_of(broker)
+    if member is not None:
+        return cluster_reduction.delete_removed(member, topic)
     info = _info(broker, topic)
     reduction = info.reduction
     if reduction is None:
