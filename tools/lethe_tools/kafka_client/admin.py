@@ -171,6 +171,14 @@ class AdminClient:
         if connection is not None:
             connection.close()
 
+    def any_connection(self) -> BrokerConnection:
+        """A connection for a call any broker can answer: one already open, else bootstrap."""
+        return self._connection(self._any_node())
+
+    def node_connection(self, node: int) -> BrokerConnection:
+        """A connection to broker ``node`` (learnt from the last Metadata answer)."""
+        return self._connection(node)
+
     def _any_node(self) -> int:
         """A node to ask for metadata: one already connected, else the bootstrap broker."""
         return next(iter(self._connections), _BOOTSTRAP)
