@@ -14,6 +14,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from lethe_formats.protocol.messages.delete_records import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteRecordsTopic,
+)
 from lethe_formats.protocol.messages.metadata import (
     MetadataRequest,
     MetadataRequestTopic,
@@ -179,6 +185,25 @@ def test_a_topic_with_keyed_records_gets_the_keyed_warning_and_is_still_reduced(
     assert run.status == 0
     assert run.err.splitlines() == [KEYED]
     assert len(modes(kafka, "t")) == 4
+
+
+def test_keyed_records_after_deleted_ones_are_found_from_the_log_start_offset(
+    lethe: LetheRun, kafka: EmbeddedBroker
+) -> None:
+    """KIP694-CLI-2: the sample starts at the log start offset, not at offset 0."""
+    produce(kafka, "t", 0, None)
+    produce(kafka, "t", 0, b"customer-7")
+
+    def delete_first(b: Broker) -> int:
+        target = DeleteRecordsTopic("t", (DeleteRecordsPartition(0, 1),))
+        request = DeleteRecordsRequest(topics=(target,), timeout_ms=30000)
+        response = LoopbackClient(b).call(request, DeleteRecordsResponse)
+        return response.topics[0].partitions[0].low_watermark
+
+    assert kafka.call(delete_first) == 1
+    run = alter(lethe, kafka, "t", 4)
+    assert run.status == 0
+    assert run.err.splitlines() == [KEYED]
 
 
 def test_a_topic_whose_records_have_no_key_is_reduced_without_the_keyed_warning(

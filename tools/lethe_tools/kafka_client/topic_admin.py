@@ -15,12 +15,22 @@ DeleteTopics, CreatePartitions and DeletePartitions to the controller, so
     DeleteTopics         -> one topic result
     CreatePartitions     -> one topic result      (N > current count)
     DeletePartitions     -> one topic result      (N < current count, key 10694, KIP-694)
+    ListOffsets + Fetch  -> per partition, to its leader: the first records, for keys
 
 A topic-level error becomes :class:`TopicCallError` holding the Java exception
 the admin would complete the future with (``Errors.exception(message)``: the
 broker's message when it sent one, else the code's default), which the command
 prints. Nothing is retried: the topic tool passes ``retryOnQuotaViolation(false)``
 and a failed call ends the command, as in Kafka's tool.
+
+Keys. :meth:`TopicCaller.holds_keys` answers "does this topic hold keyed
+records?" (KIP-694's first warning) from a bounded sample: one Fetch per
+partition (``max_wait_ms`` 0, at most 64 KiB) from its log start offset, which
+a ListOffsets EARLIEST asks for first (a Fetch below the log start is answered
+OFFSET_OUT_OF_RANGE with log start -1, as Kafka does); control batches are
+skipped and a batch cut short by the byte limit ends the look::
+
+    ListOffsets(t-p, -2) -> start    Fetch(t-p, start, 64 KiB) -> batches -> any key?
 
 Modes. Metadata v9+ carries a partition's KIP-694 mode as a tagged field
 (``MetadataResponsePartition.mode``: 0 ReadWrite, 1 ReadOnly, -1 None); the
@@ -70,11 +80,18 @@ from lethe_formats.protocol.messages.fetch import (
     FetchResponse,
     FetchTopic,
 )
+from lethe_formats.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopic,
+)
 from lethe_formats.protocol.messages.metadata import MetadataResponseTopic
 from lethe_formats.protocol.schema import Struct
 from lethe_formats.records.scan import read_log
 
 from lethe_tools.kafka_client.admin import AdminClient
+from lethe_tools.kafka_client.connection import BrokerConnection
 from lethe_tools.kafka_client.java_errors import JavaException, java_exception
 
 __all__ = [
@@ -90,6 +107,8 @@ _TOPIC_RESOURCE = 2
 DEFAULT_CONFIG_SOURCE = 5
 #: Bytes fetched per partition to look for keys (the first batches from the log start).
 _SAMPLE = 64 * 1024
+#: ListOffsets timestamp asking for the log start offset (Java: EARLIEST_TIMESTAMP).
+_EARLIEST = -2
 
 
 class TopicCallError(Exception):
@@ -208,40 +227,37 @@ class TopicCaller:
     def holds_keys(self, topic: MetadataResponseTopic) -> bool:
         """Whether a sample of the topic's records has a key (see the module docstring).
 
-        Per partition, one Fetch from offset 0 to its leader (at most
-        ``_SAMPLE`` bytes, no wait); an ``OFFSET_OUT_OF_RANGE`` answer carries
-        the log start offset (Fetch v5+) and the fetch is made once more from
-        there. A partition without a leader or with another error is skipped.
+        Per partition with a leader: ListOffsets EARLIEST (-2) for its log start
+        offset, then one Fetch from there of at most ``_SAMPLE`` bytes, no wait.
+        A partition answering with an error is skipped.
         """
+        name = topic.name or ""
         for partition in topic.partitions:
             if partition.leader_id < 0:
                 continue
             connection = self.admin.node_connection(partition.leader_id)
-            offset = 0
-            for _ in range(2):
-                request = _fetch_request(topic.name or "", partition.partition_index, offset)
-                if connection.version_for(ApiKey.FETCH) >= 13:
-                    request = replace(
-                        request,
-                        topics=(replace(request.topics[0], topic_id=topic.topic_id),),
-                    )
-                response = cast(
-                    FetchResponse,
-                    connection.request(
-                        request, timeout=self.admin.config.request_timeout_ms / 1000
-                    ),
-                )
-                answer = response.responses[0].partitions[0]
-                if (
-                    answer.error_code == ErrorCode.OFFSET_OUT_OF_RANGE
-                    and answer.log_start_offset > 0
-                ):
-                    offset = answer.log_start_offset
-                    continue
-                if answer.error_code == ErrorCode.NONE and _first_key_found(answer.records or b""):
-                    return True
-                break
+            start = self._log_start(connection, name, partition.partition_index)
+            if start is None:
+                continue
+            request = _fetch_request(name, partition.partition_index, start)
+            if connection.version_for(ApiKey.FETCH) >= 13:
+                fetched = replace(request.topics[0], topic_id=topic.topic_id)
+                request = replace(request, topics=(fetched,))
+            response = cast(FetchResponse, connection.request(request, timeout=self._timeout()))
+            answer = response.responses[0].partitions[0]
+            if answer.error_code == ErrorCode.NONE and _first_key_found(answer.records or b""):
+                return True
         return False
+
+    def _log_start(self, connection: BrokerConnection, topic: str, partition: int) -> int | None:
+        wanted = ListOffsetsTopic(topic, (ListOffsetsPartition(partition, timestamp=_EARLIEST),))
+        request = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=(wanted,))
+        response = cast(ListOffsetsResponse, connection.request(request, timeout=self._timeout()))
+        answer = response.topics[0].partitions[0]
+        return answer.offset if answer.error_code == ErrorCode.NONE else None
+
+    def _timeout(self) -> float:
+        return self.admin.config.request_timeout_ms / 1000
 
 
 def _fetch_request(topic: str, partition: int, offset: int) -> FetchRequest:
