@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from lethe_reference.broker import Broker
 from lethe_reference.embedded import EmbeddedBroker
+from lethe_reference.server.defaults import broker_config
 from tools_support import Run
 
 LetheRun = Callable[..., Run]
@@ -245,3 +246,68 @@ def test_an_unreachable_broker_is_one_error_line_naming_the_address(lethe: Lethe
     assert line.startswith(ERROR)
     assert UNREACHABLE in line
     assert "Traceback" not in run.err
+
+
+# -- --command-config: SASL/PLAIN as lethe delete-records takes it ------------------
+
+JAAS_SERVER = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    'username="admin" password="admin-secret" user_alice="alice-secret";'
+)
+
+
+def client_properties(tmp_path: Path, password: str) -> str:
+    path = tmp_path / "admin.properties"
+    path.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="alice" password="{password}";\n',
+        encoding="utf-8",
+    )
+    return str(path)
+
+
+@pytest.fixture
+def sasl_kafka(tmp_path: Path) -> Iterator[EmbeddedBroker]:
+    config = broker_config(
+        overrides={
+            "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS_SERVER,
+        }
+    )
+    with EmbeddedBroker(tmp_path / "sasl-logs", config=config, sasl_port=0) as broker:
+        broker.call(lambda b: b.create_topic("orders", 1))
+        yield broker
+
+
+def test_command_config_with_sasl_plain_lists_topics_on_the_sasl_listener(
+    lethe: LetheRun, tmp_path: Path, sasl_kafka: EmbeddedBroker
+) -> None:
+    config = client_properties(tmp_path, "alice-secret")
+    run = lethe(
+        "topics",
+        "--bootstrap-server",
+        sasl_kafka.sasl_bootstrap,
+        "--command-config",
+        config,
+        "--list",
+    )
+    assert run.status == 0
+    assert "orders" in run.lines
+
+
+def test_a_refused_sasl_login_is_one_error_line_with_kafkas_exception(
+    lethe: LetheRun, tmp_path: Path, sasl_kafka: EmbeddedBroker
+) -> None:
+    config = client_properties(tmp_path, "wrong")
+    run = lethe(
+        "topics",
+        "--bootstrap-server",
+        sasl_kafka.sasl_bootstrap,
+        "--command-config",
+        config,
+        "--list",
+    )
+    assert run.status == 1
+    (line,) = run.lines
+    assert line.startswith(f"{ERROR}org.apache.kafka.common.errors.SaslAuthenticationException")
