@@ -52,6 +52,7 @@ import re
 import sys
 from typing import Any
 
+from lethe_formats.protocol.messages.metadata import MetadataResponseTopic
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
 from lethe_tools.commands.delete_records import CommandError, _command_config
@@ -183,13 +184,15 @@ def _execute(caller: TopicCaller, args: argparse.Namespace) -> int:
     return _alter(caller, args, [known[n] for n in names])
 
 
-def _alter(caller: TopicCaller, args: argparse.Namespace, topics: list[Any]) -> int:
+def _alter(
+    caller: TopicCaller, args: argparse.Namespace, topics: list[MetadataResponseTopic]
+) -> int:
     from lethe_tools.commands import topics_reduce  # noqa: PLC0415 - only for --alter
 
     timeout_ms = caller.admin.config.default_api_timeout_ms
     status = 0
     for topic in topics:
-        name = topic.name
+        name = topic.name or ""
         current = len(topic.partitions)
         topics_reduce.warn_if_under_change(topic, sys.stderr)
         if args.partitions < current:
@@ -240,7 +243,10 @@ def _topic_configs(pairs: list[str]) -> dict[str, str]:
 
 
 def _matching(
-    names: list[str], include: str | None, exclude_internal: bool, known: dict[str, Any]
+    names: list[str],
+    include: str | None,
+    exclude_internal: bool,
+    known: dict[str, MetadataResponseTopic],
 ) -> list[str]:
     """``doGetTopics`` over Kafka's ``IncludeList``: the names the pattern fully matches."""
     if include is None:
