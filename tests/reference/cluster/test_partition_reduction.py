@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cluster_support import SETTINGS, START_MS, connect
 from lethe_conformance.client import calls
 from lethe_conformance.client.batches import build_records
 from lethe_formats.protocol.api_keys import ApiKey
@@ -29,8 +30,6 @@ from lethe_reference.embedded_cluster import EmbeddedCluster
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import dispatch
 from lethe_reference.partitions.state import PartitionMode
-
-from tests.reference.cluster.cluster_support import SETTINGS, START_MS, connect
 
 TOPIC = "t"
 CHECK_MS = 1000
