@@ -60,7 +60,7 @@ from lethe_tools.kafka_client.admin import AdminClient, TopicPartition
 from lethe_tools.kafka_client.config import ClientConfigError, client_config
 from lethe_tools.kafka_client.connection import ClientError
 
-__all__ = ["CommandError", "parse_offset_json", "register", "run"]
+__all__ = ["CommandError", "load_command_config", "parse_offset_json", "register", "run"]
 
 DESCRIPTION = (
     "This tool helps to delete records of the given partitions down to the specified offset."
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         admin = AdminClient(
-            client_config(_command_config(args.command_config), args.bootstrap_server)
+            client_config(load_command_config(args.command_config), args.bootstrap_server)
         )
     except (ClientConfigError, ClientError) as error:
         return _fail(CommandError(_CONFIG, str(error)))
@@ -156,8 +156,9 @@ def _read_text(path: str) -> str:
         raise CommandError("java.io.IOException", error.strerror or str(error)) from None
 
 
-def _command_config(path: str | None) -> dict[str, str]:
-    """``Utils.loadProps``: a properties file read as ISO-8859-1."""
+def load_command_config(path: str | None) -> dict[str, str]:
+    """``Utils.loadProps``: a properties file read as ISO-8859-1 (``--command-config`` of
+    both admin tools, delete-records and topics)."""
     if not path:
         return {}
     try:

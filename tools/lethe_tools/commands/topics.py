@@ -55,7 +55,7 @@ from typing import Any
 from lethe_formats.protocol.messages.metadata import MetadataResponseTopic
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
-from lethe_tools.commands.delete_records import CommandError, _command_config
+from lethe_tools.commands.delete_records import CommandError, load_command_config
 from lethe_tools.kafka_client.admin import AdminClient
 from lethe_tools.kafka_client.config import ClientConfigError, client_config
 from lethe_tools.kafka_client.connection import AuthenticationFailedError, ClientError
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             args.usage_parser.print_usage(sys.stderr)
         return 1
     try:
-        config = client_config(_command_config(args.command_config), args.bootstrap_server)
+        config = client_config(load_command_config(args.command_config), args.bootstrap_server)
     except (ClientConfigError, CommandError) as error:
         print(f"Error while executing topic command : {error}")
         return 1
