@@ -32,6 +32,11 @@ accounts, :mod:`lethe_reference.protocol.listeners`);
 :attr:`EmbeddedBroker.sasl_bootstrap` is its address. It keeps its port over
 restarts, as the PLAINTEXT one does.
 
+Injected failures: :meth:`EmbeddedBroker.inject_failure` arms an environmental
+failure (a log dir gone offline, an unexpected error while deleting;
+:mod:`lethe_reference.injected_failures`) on the running broker, in its loop
+thread; a restart clears them.
+
 The static config defaults to Kafka's quickstart ``server.properties`` values
 (:mod:`lethe_reference.server.defaults`); ``config`` replaces them. Files are
 written without fsync by default (``durable=False``): an embedded broker dies
@@ -50,6 +55,7 @@ from typing import Any, TypeVar
 from lethe_reference.broker import Broker
 from lethe_reference.clock import Clock, ManualClock, SystemClock
 from lethe_reference.config import BrokerConfig
+from lethe_reference.injected_failures import inject
 from lethe_reference.protocol.listeners import SASL_PLAINTEXT, listener_security
 from lethe_reference.server.app import BrokerServer
 from lethe_reference.server.defaults import broker_config
@@ -245,6 +251,11 @@ class EmbeddedBroker:
             return cleaned
 
         return self.call(clean)
+
+    def inject_failure(self, kind: str, topic: str, partitions: list[int]) -> None:
+        """Arm the environmental failure ``kind`` on ``topic``'s ``partitions``
+        (:func:`lethe_reference.injected_failures.inject`; ValueError for an unknown kind)."""
+        self.call(lambda broker: inject(broker, kind, topic, partitions))
 
     def restart(self) -> None:
         """Clean shutdown and a fresh broker on the same log dir, clock and port."""

@@ -71,6 +71,7 @@ from lethe_reference.cluster.group import AppendError, GroupConfig, GroupCoordin
 from lethe_reference.config import BrokerConfig
 from lethe_reference.handlers.partition_ops.common import LEADER_EPOCH, complete_delayed
 from lethe_reference.handlers.topic_creation import TopicError, internal_topic_plan
+from lethe_reference.injected_failures import is_unreadable
 from lethe_reference.metadata import CONSUMER_OFFSETS
 from lethe_reference.purgatory import Deferred
 from lethe_reference.storage.errors import LogError
@@ -164,6 +165,8 @@ class GroupRuntime:
                 self.coordinator.unload(partition)
 
     def _load(self, partition: int, log: PartitionLog) -> None:
+        if is_unreadable(self.broker, CONSUMER_OFFSETS, partition):
+            return  # an injected read failure: stays unloaded, as a failed replay
         try:
             self.coordinator.load(partition, list(_stored_records(log)))
         except FormatError as error:

@@ -13,6 +13,9 @@ APIs keep both, because they answer differently:
    log is missing (a half-created topic) also gives 3. A member of an
    in-process cluster that hosts the partition but does not lead it answers
    NOT_LEADER_OR_FOLLOWER (6) (:mod:`lethe_reference.cluster.membership`).
+   A partition whose log directory went offline (``HostedPartition.Offline``,
+   here an injected ``log-dir-offline``: :mod:`lethe_reference.injected_failures`)
+   answers KAFKA_STORAGE_ERROR (56), before any leadership check.
 
 :func:`lookup` does both and returns the :class:`~lethe_reference.storage.log.PartitionLog`
 or the error code.
@@ -44,6 +47,7 @@ from typing import TYPE_CHECKING
 from lethe_formats.protocol.error_codes import ErrorCode, known_code
 
 from lethe_reference.cluster.membership import leader_error
+from lethe_reference.injected_failures import is_offline
 from lethe_reference.metadata import INTERNAL_TOPICS
 from lethe_reference.storage.errors import LogError
 
@@ -95,6 +99,8 @@ def lookup(
     log = broker.log(topic, partition)
     if log is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if is_offline(broker, topic, partition):
+        return ErrorCode.KAFKA_STORAGE_ERROR
     not_leader = leader_error(broker, topic, partition) if leader_only else None
     return log if not_leader is None else not_leader
 

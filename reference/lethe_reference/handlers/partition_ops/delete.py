@@ -17,6 +17,12 @@ For each requested ``(topic, partition, offset)``, in Kafka's order (kafka-facts
    lifts HW and recovery point if needed and trims the leader-epoch cache).
    No file is touched: the retention pass removes whole segments below the new
    log start offset later (kafka-facts 1.3, 1.5).
+7. any other (unexpected) exception on the way is caught for this partition
+   alone, logged, and answered UNKNOWN_SERVER_ERROR (-1) with low watermark -1
+   (``deleteRecordsOnLocalLog``'s ``case t: Throwable``, ``Errors.forException``):
+   the other partitions of the request are answered as usual and the connection
+   stays open. An injected ``delete-error`` (:mod:`lethe_reference.injected_failures`)
+   is such an exception.
 
 A success reports the **low watermark** (:func:`low_watermark`): the minimum
 log start offset over the leader and every live follower; on one broker that
@@ -39,6 +45,7 @@ adopted the new log start offset makes it wait.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypeVar
@@ -54,6 +61,7 @@ from lethe_reference.handlers.partition_ops.common import (
     lookup,
     partition_exists,
 )
+from lethe_reference.injected_failures import raise_if_delete_error
 from lethe_reference.purgatory import Deferred
 from lethe_reference.retention.policies import delete_log_start_offset_breached_segments
 from lethe_reference.storage.errors import LogError
@@ -72,6 +80,7 @@ __all__ = [
 ]
 
 TopicPartition = tuple[str, int]
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,11 +132,20 @@ def delete_records_on_partition(
             message=f"The offset {converted} for partition {topic}-{partition} is not valid",
         )
     try:
+        raise_if_delete_error(broker, topic, partition)
         log.maybe_increment_log_start_offset(
             converted, LogStartOffsetIncrementReason.CLIENT_RECORD_DELETION
         )
     except LogError as error:
         return PartitionDelete(error_code_of(error), message=error.message)
+    except Exception as error:  # step 7: Kafka's `case t: Throwable`, per partition
+        _log.error(
+            "Error processing delete records operation on partition %s-%d: %s",
+            topic,
+            partition,
+            error,
+        )
+        return PartitionDelete(ErrorCode.UNKNOWN_SERVER_ERROR, message=str(error))
     if faults.active(broker, "delete-records-deletes-segments-at-once"):
         delete_log_start_offset_breached_segments(log)
     if faults.active(broker, "low-watermark-is-requested-offset"):
