@@ -49,6 +49,7 @@ CAPABILITY_OF_OP: Mapping[str, str] = {
     "expect_pending": "cluster-control",
     "await_response": "cluster-control",
     "create_acls": "principals",
+    "inject_failure": "inject-failure",
 }
 
 

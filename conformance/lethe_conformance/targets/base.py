@@ -26,10 +26,14 @@ names, as scenarios spell them:
                       principals (:class:`PrincipalTarget`): ``admin``, allowed everything
                       (a super user), and ``user``, which starts with no ACLs. Scenarios
                       grant ``user`` rights with CreateAcls and act as it.
+``inject-failure``    :meth:`FailureTarget.inject_failure` makes the broker's *environment*
+                      fail (a log dir going offline, an unexpected error while deleting),
+                      so Kafka's answers to such failures can be observed; embedded target only.
 
-The last two need the runner to own the broker process: the embedded target
-has them; a broker reached by address does not (a control hook's ``restart``
-is one action, with no moment in between).
+``edit-log-dir``, ``own-log-dir`` and ``inject-failure`` need the runner to own
+the broker process: the embedded target has them; a broker reached by address
+does not (a control hook's ``restart`` is one action, with no moment in between;
+nothing outside the process can make its disk fail on cue).
 
 Profiles are not declared but *discovered* (``profiles.py``): ApiVersions
 for extension APIs, DescribeConfigs for extension configs.
@@ -53,6 +57,7 @@ __all__ = [
     "CLOCK_CONTROL",
     "CLUSTER_CONTROL",
     "EDIT_LOG_DIR",
+    "INJECT_FAILURE",
     "LOG_DIR",
     "OWN_LOG_DIR",
     "PRINCIPALS",
@@ -62,6 +67,7 @@ __all__ = [
     "Capabilities",
     "CapabilityMissingError",
     "ControlError",
+    "FailureTarget",
     "LocalTarget",
     "PrincipalTarget",
     "Target",
@@ -75,6 +81,7 @@ EDIT_LOG_DIR = "edit-log-dir"
 OWN_LOG_DIR = "own-log-dir"
 CLUSTER_CONTROL = "cluster-control"
 PRINCIPALS = "principals"
+INJECT_FAILURE = "inject-failure"
 ALL_CAPABILITIES = frozenset(
     {
         CLUSTER_CONTROL,
@@ -85,6 +92,7 @@ ALL_CAPABILITIES = frozenset(
         EDIT_LOG_DIR,
         OWN_LOG_DIR,
         PRINCIPALS,
+        INJECT_FAILURE,
     }
 )
 #: The principal roles a scenario names (capability ``principals``).
@@ -117,6 +125,7 @@ class Capabilities:
     edit_log_dir: bool = False
     own_log_dir: bool = False
     principals: bool = False
+    inject_failure: bool = False
 
     def names(self) -> frozenset[str]:
         """The capability names this target has, as scenarios' ``requires`` spell them."""
@@ -137,6 +146,8 @@ class Capabilities:
             names.add(OWN_LOG_DIR)
         if self.principals:
             names.add(PRINCIPALS)
+        if self.inject_failure:
+            names.add(INJECT_FAILURE)
         return frozenset(names)
 
 
@@ -200,4 +211,13 @@ class PrincipalTarget(Target, Protocol):
 
     def principal_of(self, role: str) -> str:
         """The ``KafkaPrincipal`` string of ``role`` (``User:<name>``), as ACLs name it."""
+        ...
+
+
+class FailureTarget(Target, Protocol):
+    """A target with capability ``inject-failure``: the runner owns the broker process."""
+
+    def inject_failure(self, kind: str, topic: str, partitions: list[int]) -> None:
+        """Arm the environmental failure ``kind`` (``log-dir-offline``, ``delete-error``)
+        on ``topic``'s ``partitions`` of the running broker."""
         ...

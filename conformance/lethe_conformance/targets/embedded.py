@@ -18,6 +18,8 @@ directory of its own (a temporary one unless given), on a manual clock:
   on a fresh log dir (capabilities ``edit-log-dir`` and ``own-log-dir``);
   :meth:`clustered` starts three brokers of its own replicating in one process
   (capability ``cluster-control``, :mod:`lethe_conformance.targets.cluster`).
+* :meth:`inject_failure` arms an environmental failure in the running broker
+  (capability ``inject-failure``; ``lethe_reference.injected_failures``).
 
 Broker settings: Kafka's quickstart ``server.properties`` (the reference
 broker's default) with the few settings the golden Kafka broker ran with to
@@ -175,6 +177,7 @@ class EmbeddedTarget:
             own_log_dir=True,
             cluster_control=True,
             principals=True,
+            inject_failure=True,
         )
 
     def connect(self) -> KafkaConnection:
@@ -235,6 +238,11 @@ class EmbeddedTarget:
             request_timeout=self._request_timeout,
         ) as cluster:
             yield cluster
+
+    def inject_failure(self, kind: str, topic: str, partitions: list[int]) -> None:
+        """Arm ``kind`` on ``topic``'s ``partitions`` (``EmbeddedBroker.inject_failure``);
+        a restart clears it."""
+        self._broker.inject_failure(kind, topic, partitions)
 
     def trigger_cleaning(self) -> None:
         """Run the reference broker's log cleaner now (``EmbeddedBroker.trigger_cleaning``)."""

@@ -13,6 +13,7 @@
 ``groups``      offset_delete, delete_groups
 ``raw``         raw_request (hand-made bytes; did the target answer or close?)
 ``acls``        create_acls (capability principals; any step may run as a role)
+``failures``    inject_failure (capability inject-failure)
 
 Importing this package registers every op.
 """
@@ -21,6 +22,7 @@ from lethe_conformance.scenarios.ops import (
     acls,
     cluster,
     control,
+    failures,
     files,
     groups,
     log_dir,
@@ -38,6 +40,7 @@ __all__ = [
     "acls",
     "cluster",
     "control",
+    "failures",
     "files",
     "groups",
     "log_dir",
