@@ -59,6 +59,7 @@ from lethe_reference.clock import Clock, SystemClock
 from lethe_reference.cluster import group_runtime
 from lethe_reference.cluster.membership import cluster_event
 from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
+from lethe_reference.injected_failures import raise_if_replica_deletion_error
 from lethe_reference.metadata import METADATA_FILE, TopicInfo, TopicRegistry, new_topic_id
 from lethe_reference.partitions import deletion as partition_deletion
 from lethe_reference.purgatory import Purgatory
@@ -294,10 +295,17 @@ class Broker:
     def delete_partition_logs(self, name: str, partitions: list[int]) -> None:
         """KIP-694: delete these partitions' logs as a deleted topic's (renamed
         ``-delete``, removed after the file delete delay); the registry is the caller's."""
-        for partition in partitions:
-            self.log_manager.delete_log(name, partition)
+        failed: OSError | None = None
+        for partition in partitions:  # each replica on its own: one failure stops no other
+            try:
+                raise_if_replica_deletion_error(self, name, partition)
+                self.log_manager.delete_log(name, partition)
+            except OSError as error:
+                failed = failed or error
         if partitions:
             self._dir_deletions.append(self.clock.now_ms() + self.log_manager.file_delete_delay_ms)
+        if failed is not None:
+            raise failed  # the reduction stays pending; the next check retries (KIP694-DEL-7)
 
     def create_partitions(self, name: str, count: int) -> TopicInfo:
         """Grow ``name`` to ``count`` partitions (the caller checked it is an increase)."""

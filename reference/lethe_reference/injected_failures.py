@@ -33,6 +33,12 @@ a restart starts with no injected failure, as a replaced disk would). Kinds::
                       lasts, as when replaying their records fails. Consumed
                       retention (KIP-68) then sees incomplete committed offsets
                       and skips every partition in each pass (catalog KIP68-MCO-3).
+    replica-deletion-error  the next deletion of the partitions' replica logs
+                      by a KIP-694 reduction fails once, as an IOException
+                      renaming the directory would (an ``OSError``, raised before
+                      anything is touched). The reduction stays pending with the
+                      partitions in None and the next check retries (catalog
+                      KIP694-DEL-7).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ __all__ = [
     "KINDS",
     "LOG_DIR_OFFLINE",
     "OFFSETS_UNREADABLE",
+    "REPLICA_DELETION_ERROR",
     "InjectedError",
     "InjectedFailures",
     "inject",
@@ -57,12 +64,14 @@ __all__ = [
     "is_offline",
     "is_unreadable",
     "raise_if_delete_error",
+    "raise_if_replica_deletion_error",
 ]
 
 LOG_DIR_OFFLINE = "log-dir-offline"
 DELETE_ERROR = "delete-error"
 OFFSETS_UNREADABLE = "offsets-unreadable"
-KINDS = frozenset({LOG_DIR_OFFLINE, DELETE_ERROR, OFFSETS_UNREADABLE})
+REPLICA_DELETION_ERROR = "replica-deletion-error"
+KINDS = frozenset({LOG_DIR_OFFLINE, DELETE_ERROR, OFFSETS_UNREADABLE, REPLICA_DELETION_ERROR})
 _EXTENSION = "lethe.injected-failures"
 
 TopicPartition = tuple[str, int]
@@ -79,6 +88,7 @@ class InjectedFailures:
     offline: set[TopicPartition] = field(default_factory=set)
     delete_errors: set[TopicPartition] = field(default_factory=set)
     unreadable: set[TopicPartition] = field(default_factory=set)
+    replica_deletion_errors: set[TopicPartition] = field(default_factory=set)
 
 
 def injected(broker: Broker) -> InjectedFailures:
@@ -103,6 +113,8 @@ def inject(broker: Broker, kind: str, topic: str, partitions: list[int]) -> None
         if coordinator is not None and topic == CONSUMER_OFFSETS:
             for partition in partitions:
                 coordinator.unload(partition)
+    elif kind == REPLICA_DELETION_ERROR:
+        failures.replica_deletion_errors |= targets
     else:
         raise ValueError(f"unknown injected failure kind {kind!r} (known: {sorted(KINDS)})")
 
@@ -125,3 +137,15 @@ def raise_if_delete_error(broker: Broker, topic: str, partition: int) -> None:
     if isinstance(failures, InjectedFailures) and (topic, partition) in failures.delete_errors:
         failures.delete_errors.discard((topic, partition))
         raise InjectedError(f"injected failure while deleting records of {topic}-{partition}")
+
+
+def raise_if_replica_deletion_error(broker: Broker, topic: str, partition: int) -> None:
+    """Raise an ``OSError`` once if a ``replica-deletion-error`` is armed on the partition
+    (an I/O failure, which the KIP-694 check logs and retries)."""
+    failures = broker.extensions.get(_EXTENSION)
+    if (
+        isinstance(failures, InjectedFailures)
+        and (topic, partition) in failures.replica_deletion_errors
+    ):
+        failures.replica_deletion_errors.discard((topic, partition))
+        raise OSError(f"injected I/O failure deleting the replica log of {topic}-{partition}")
