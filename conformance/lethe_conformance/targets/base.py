@@ -218,6 +218,7 @@ class FailureTarget(Target, Protocol):
     """A target with capability ``inject-failure``: the runner owns the broker process."""
 
     def inject_failure(self, kind: str, topic: str, partitions: list[int]) -> None:
-        """Arm the environmental failure ``kind`` (``log-dir-offline``, ``delete-error``)
-        on ``topic``'s ``partitions`` of the running broker."""
+        """Arm the environmental failure ``kind`` (``log-dir-offline``, ``delete-error``,
+        ``offsets-unreadable``, ``replica-deletion-error``) on ``topic``'s ``partitions``
+        of the running broker."""
         ...

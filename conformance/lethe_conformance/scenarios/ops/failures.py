@@ -12,6 +12,10 @@ the steps after it judge how the broker answers. Kinds (the schema's
                       ListOffsets, DeleteRecords of them answer KAFKA_STORAGE_ERROR
     delete-error      the next log start offset move of each partition by a
                       DeleteRecords meets an unexpected error (once)
+    offsets-unreadable  the __consumer_offsets partitions named cannot be read
+    replica-deletion-error  the next deletion of each partition's replica log
+                      by a KIP-694 reduction fails once (an IOException); the
+                      reduction stays pending and the next check retries
 """
 
 from __future__ import annotations
