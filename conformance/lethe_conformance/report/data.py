@@ -29,7 +29,7 @@ Shape (``report.json``)::
 
 ``not-covered`` (no scenario covers the requirement), ``not-observable`` (no
 scenario covers it and the catalog says why none can: a client-side rule, a
-tool's behaviour, a disk fault or quota no runner can cause) and ``not-selected`` (covered, but
+tool's behaviour, a client quota the targets do not configure) and ``not-selected`` (covered, but
 filtered out by --profile / --tag) are states of their own: a requirement
 nobody checked is never shown as passing, and ``not-covered`` is kept for what
 is a gap in the scenarios.
