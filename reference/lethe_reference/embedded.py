@@ -45,8 +45,6 @@ with its test, and the file contents are the same either way.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
@@ -59,6 +57,7 @@ from lethe_reference.injected_failures import inject
 from lethe_reference.protocol.listeners import SASL_PLAINTEXT, listener_security
 from lethe_reference.server.app import BrokerServer
 from lethe_reference.server.defaults import broker_config
+from lethe_reference.server.loop_thread import LoopThread
 
 __all__ = ["EmbeddedBroker"]
 
@@ -88,8 +87,7 @@ class EmbeddedBroker:
         self.port = port
         self.durable = durable
         self._server: BrokerServer | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._runner = LoopThread("lethe-embedded", _START_TIMEOUT_S)
 
     # --- state ---------------------------------------------------------------------------
 
@@ -150,35 +148,20 @@ class EmbeddedBroker:
 
     def start(self) -> EmbeddedBroker:
         """Start serving from a background thread; returns ``self``."""
-        if self._thread is not None or self._server is not None:
+        if self._runner.running or self._server is not None:
             raise RuntimeError("the embedded broker is already running")
-        loop = asyncio.new_event_loop()
-        ready = threading.Event()
-
-        def serve() -> None:
-            asyncio.set_event_loop(loop)
-            ready.set()
-            loop.run_forever()
-
-        self._loop = loop
-        self._thread = threading.Thread(target=serve, name="lethe-embedded", daemon=True)
-        self._thread.start()
-        ready.wait()
+        self._runner.start()
         self._submit(self._start_server())
         return self
 
     def stop(self) -> None:
         """Clean shutdown, then stop the thread (idempotent)."""
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
+        if not self._runner.running:
             return
         try:
             self._submit(self._stop_server())
         finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(_START_TIMEOUT_S)
-            loop.close()
-            self._loop, self._thread = None, None
+            self._runner.stop()
 
     def __enter__(self) -> EmbeddedBroker:
         return self.start()
@@ -192,11 +175,10 @@ class EmbeddedBroker:
         self.stop()
 
     def _submit(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        assert self._loop is not None
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(_START_TIMEOUT_S)
+        return self._runner.submit(coroutine)
 
     def _in_loop_thread(self) -> bool:
-        return self._thread is None or threading.current_thread() is self._thread
+        return self._runner.is_current()
 
     def call(self, fn: Callable[[Broker], T]) -> T:
         """Run ``fn(broker)`` where the broker lives (its loop thread) and return the result."""
@@ -259,7 +241,7 @@ class EmbeddedBroker:
 
     def restart(self) -> None:
         """Clean shutdown and a fresh broker on the same log dir, clock and port."""
-        if self._thread is not None:
+        if self._runner.running:
             self._submit(self._restart())
         else:
             raise RuntimeError("restart() from async code: use `await restart_async()`")

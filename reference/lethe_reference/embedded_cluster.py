@@ -42,8 +42,6 @@ reductions and lets held deletions finish (:mod:`lethe_reference.cluster.reducti
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -57,6 +55,7 @@ from lethe_reference.cluster.membership import Member, member_of
 from lethe_reference.metadata import new_topic_id
 from lethe_reference.server.app import BrokerServer
 from lethe_reference.server.defaults import broker_config
+from lethe_reference.server.loop_thread import LoopThread
 
 __all__ = ["MAX_STEPS", "EmbeddedCluster"]
 
@@ -93,42 +92,26 @@ class EmbeddedCluster:
         self.cluster_id = str(new_topic_id())
         self._servers: dict[int, BrokerServer] = {}
         self._ports: dict[int, int] = dict.fromkeys(self.node_ids, 0)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._runner = LoopThread("lethe-cluster", _TIMEOUT_S)
 
     # --- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> EmbeddedCluster:
-        if self._thread is not None:
+        if self._runner.running:
             raise RuntimeError("the cluster is already running")
-        loop = asyncio.new_event_loop()
-        ready = threading.Event()
-
-        def serve() -> None:
-            asyncio.set_event_loop(loop)
-            ready.set()
-            loop.run_forever()
-
-        self._loop = loop
-        self._thread = threading.Thread(target=serve, name="lethe-cluster", daemon=True)
-        self._thread.start()
-        ready.wait()
+        self._runner.start()
         for node in self.node_ids:
             self._submit(self._start_broker(node))
         return self
 
     def stop(self) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
+        if not self._runner.running:
             return
         try:
             for node in list(self._servers):
                 self._submit(self._stop_broker(node))
         finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(_TIMEOUT_S)
-            loop.close()
-            self._loop, self._thread = None, None
+            self._runner.stop()
 
     def __enter__(self) -> EmbeddedCluster:
         return self.start()
@@ -163,7 +146,7 @@ class EmbeddedCluster:
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run ``fn()`` in the loop thread (where every broker lives)."""
-        if self._thread is None or threading.current_thread() is self._thread:
+        if self._runner.is_current():
             return fn()
 
         async def run() -> T:
@@ -283,5 +266,4 @@ class EmbeddedCluster:
         await server.stop()
 
     def _submit(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        assert self._loop is not None
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(_TIMEOUT_S)
+        return self._runner.submit(coroutine)
