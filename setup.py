@@ -45,15 +45,16 @@ class OptionalBuildExt(build_ext):
 
 
 def _extensions() -> list[Extension]:
-    source = os.path.join("formats", "lethe_formats", "records", "_cscan.c")
-    if not os.path.exists(source):
-        return []
+    folder = os.path.join("formats", "lethe_formats", "records")
+    modules = ("_cscan", "_ccolumns")
     return [
         Extension(
-            "lethe_formats.records._cscan",
-            sources=[source],
+            f"lethe_formats.records.{name}",
+            sources=[os.path.join(folder, f"{name}.c")],
             extra_compile_args=["-O3"],
         )
+        for name in modules
+        if os.path.exists(os.path.join(folder, f"{name}.c"))
     ]
 
 

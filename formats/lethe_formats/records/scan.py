@@ -149,6 +149,8 @@ class LogScanner:
 
     ``max_entry_size`` bounds an entry's total size (like Kafka's
     ``--max-message-size``); a larger claimed size stops the scan.
+    ``chunk`` is how many entries the C scanner reads ahead per call; a caller
+    that takes only the first entry asks for 1.
     """
 
     def __init__(
@@ -159,6 +161,7 @@ class LogScanner:
         start: int = 0,
         verify_crc: bool = True,
         max_entry_size: int | None = None,
+        chunk: int = _CHUNK,
     ) -> None:
         if start < 0:
             raise ValueError(f"start must be >= 0, not {start}")
@@ -167,6 +170,7 @@ class LogScanner:
         self._start = start
         self._verify = verify_crc
         self._max = max_entry_size
+        self._chunk = max(1, chunk)
         self.stop_error: FormatError | None = None
         self.end_position = start
 
@@ -184,7 +188,7 @@ class LogScanner:
         max_size = -1 if self._max is None else self._max
         while pos < end:
             if fast is not None:  # C takes every plain v2 batch; the rest comes here
-                entries, after = fast(view, pos, verify, _raw_crc32c, max_size, _CHUNK)
+                entries, after = fast(view, pos, verify, _raw_crc32c, max_size, self._chunk)
                 if entries:
                     yield from entries
                     pos = after
