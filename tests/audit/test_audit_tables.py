@@ -7,7 +7,6 @@ checkpoint and coordinator readers), never from the audit itself.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections import defaultdict
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import xxhash
 from audit_support import (
     batch_lines,
     dump_sections,
@@ -154,8 +154,12 @@ def _decoded(path: str) -> list[RecordBatch | LegacyMessage]:
 def _expected_records(entry: RecordBatch | LegacyMessage) -> list[tuple[Any, ...]]:
     """(offset, timestamp, key hash, key size, value size, tombstone, headers, attributes)."""
 
-    def key_hash(key: bytes | None) -> str | None:
-        return None if key is None else hashlib.blake2b(key, digest_size=8).hexdigest()
+    def key_hash(key: bytes | None) -> int | None:
+        """XXH64 (seed 0) from the reference library, as a signed 64-bit value."""
+        if key is None:
+            return None
+        value = xxhash.xxh64_intdigest(key)
+        return value - (1 << 64) if value >= 1 << 63 else value
 
     def size(data: bytes | None) -> int:
         return -1 if data is None else len(data)

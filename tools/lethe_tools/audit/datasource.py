@@ -59,11 +59,12 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from lethe_tools.audit.arrow import to_record_batch
 from lethe_tools.audit.decode import decode_item
 from lethe_tools.audit.discover import Item, discover
 from lethe_tools.audit.rows import Columns, Tables
 from lethe_tools.audit.schemas import TABLES
-from lethe_tools.audit.sink import to_record_batch, write_items
+from lethe_tools.audit.sink import write_items
 
 __all__ = [
     "AUDIT_SCHEMA",

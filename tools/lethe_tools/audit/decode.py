@@ -27,6 +27,15 @@ Per entry::
     __consumer_offsets records -> offsets rows (offsets.offset_rows)
     scan end     -> segments row           (+ problems row for the error that ended it)
 
+At the levels with records rows, runs of plain magic-2 batches (not control,
+CRC correct, records decodable) skip the per-record objects: the C walker
+(``lethe_formats.records.columns``) returns packed rows that
+:mod:`lethe_tools.audit.fastpath` turns into Arrow columns, and each entry it
+leaves (legacy, control, damaged, ``__consumer_offsets``) takes the per-entry
+path above, so both paths give the same rows and problems::
+
+    walk -> rows of batches b1..bk -> entry bk+1 by the full rules -> walk ...
+
 The job decodes every file once at level ``all`` and its tasks write every
 table's rows straight to Parquet (:mod:`lethe_tools.audit.sink`); the data
 source's single-table levels decode only as deep as their table needs.
@@ -38,7 +47,6 @@ finished with whatever was decoded before the fault.
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 from collections.abc import Iterator, Sequence
@@ -47,6 +55,9 @@ from typing import Any
 from lethe_formats.crc import crc32, crc32c
 from lethe_formats.errors import ChecksumError, FormatError
 from lethe_formats.model import BatchHeader, LegacyMessage, Record
+from lethe_formats.records import columns as c_columns
+from lethe_formats.records import scan
+from lethe_formats.records.columns import key_hash
 from lethe_formats.records.control import control_type
 from lethe_formats.records.scan import (
     LogScanner,
@@ -55,6 +66,8 @@ from lethe_formats.records.scan import (
     decode_records,
 )
 
+from lethe_tools.audit import fastpath
+from lethe_tools.audit.arrow import listed_batch
 from lethe_tools.audit.discover import Item
 from lethe_tools.audit.files import decode_small_file
 from lethe_tools.audit.offsets import CONSUMER_OFFSETS_TOPIC, offset_rows
@@ -65,16 +78,6 @@ __all__ = ["LEVELS", "Columns", "Tables", "decode_item", "key_hash"]
 #: How deep a segment is decoded; see the module docstring.
 LEVELS = ("batches", "validate", "records", "all")
 _CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
-
-
-_blake = hashlib.blake2b
-
-
-def key_hash(key: bytes | None) -> str | None:
-    """The records table's key hash: BLAKE2b with an 8-byte digest, as hex; null key -> None.
-
-    (Inlined in the per-batch loop below; this is the definition.)"""
-    return None if key is None else _blake(key, digest_size=8).hexdigest()
 
 
 def _codec(attributes: int) -> str:
@@ -103,6 +106,18 @@ class _Segment:
             self.min_ts = max_ts if self.min_ts is None else min(self.min_ts, max_ts)
             self.max_ts = max_ts if self.max_ts is None else max(self.max_ts, max_ts)
         self.crc_failures += 0 if crc_ok else 1
+
+    def add_many(self, base: Any, last: Any, count: Any, max_ts: Any) -> None:
+        """:meth:`add` for walked batches (numpy columns, CRCs correct)."""
+        self.batches += len(base)
+        self.records += int(count.sum())
+        self.first = int(base[0]) if self.first is None else self.first
+        self.last = int(last[-1])
+        stamped = max_ts[max_ts != -1]
+        if len(stamped):
+            low, high = int(stamped.min()), int(stamped.max())
+            self.min_ts = low if self.min_ts is None else min(self.min_ts, low)
+            self.max_ts = high if self.max_ts is None else max(self.max_ts, high)
 
 
 def decode_item(item: Item, level: str, out: Tables) -> Iterator[None]:
@@ -138,22 +153,76 @@ class _SegmentDecoder:
     def run(self) -> Iterator[None]:
         item = self.item
         handle, self.data = _open(item.path)
-        scanner = LogScanner(self.data, file=item.path, verify_crc=True)
         try:
-            for entry in scanner:
-                if isinstance(entry.header, BatchHeader):
-                    self._v2(entry, entry.header)
-                else:
-                    self._legacy(entry, entry.header)
-                yield None
-            stop = scanner.stop_error
-            if stop is not None:
-                self.problem(stop, "segment")
-            self._segment_row(scanner.end_position, stop)
+            if self._walkable():
+                yield from self._walk()
+            else:
+                yield from self._scan(LogScanner(self.data, file=item.path, verify_crc=True))
         finally:
             if isinstance(self.data, mmap.mmap):
                 self.data.close()
             handle.close()
+
+    def _walkable(self) -> bool:
+        """Whether the C walker takes this segment's plain batches (records rows, no offsets)."""
+        return (
+            self.records
+            and c_columns.AVAILABLE
+            and scan.implementation() == "c"
+            and self.item.topic != CONSUMER_OFFSETS_TOPIC
+        )
+
+    def _scan(self, scanner: LogScanner) -> Iterator[None]:
+        """Every entry through the record-by-record path, then the segments row."""
+        for entry in scanner:
+            self._entry(entry)
+            yield None
+        stop = scanner.stop_error
+        if stop is not None:
+            self.problem(stop, "segment")
+        self._segment_row(scanner.end_position, stop)
+
+    def _walk(self) -> Iterator[None]:
+        """The C walker for runs of plain batches, the full path for each entry it leaves."""
+        item, pos, end = self.item, 0, len(self.data)
+        while True:
+            walked = fastpath.walk(self.data, pos)
+            if len(walked.batches):
+                self._walked(walked)
+                pos = walked.next
+                yield None
+                continue
+            if pos >= end:
+                self._segment_row(pos, None)
+                return
+            scanner = LogScanner(self.data, file=item.path, start=pos, verify_crc=True, chunk=1)
+            entry = next(iter(scanner), None)
+            if entry is None:  # the scan ends here: a torn tail or a bad header
+                stop = scanner.stop_error
+                if stop is not None:
+                    self.problem(stop, "segment")
+                self._segment_row(scanner.end_position, stop)
+                return
+            self._entry(entry)
+            pos = entry.position + entry.header.size_in_bytes
+            yield None
+
+    def _walked(self, walked: fastpath.Walked) -> None:
+        rows, records = walked.batches, walked.records
+        base = rows["base_offset"]
+        last = base + rows["last_offset_delta"]
+        self.summary.add_many(base, last, rows["records_count"], rows["max_timestamp"])
+        out = self.out
+        out.batches.add_chunk(len(rows), fastpath.batch_chunk(self.item, rows), listed_batch)
+        if len(records):
+            chunk = fastpath.record_chunk(self.item, rows, records)
+            out.records.add_chunk(len(records), chunk, listed_batch)
+
+    def _entry(self, entry: ScannedEntry) -> None:
+        if isinstance(entry.header, BatchHeader):
+            self._v2(entry, entry.header)
+        else:
+            self._legacy(entry, entry.header)
 
     def problem(self, error: BaseException, stage: str, position: int | None = None) -> None:
         self.out.problems.add(problem_row(self.item, error, stage, position))
@@ -343,7 +412,7 @@ def _append_records(
         batch_position=pos,
         offset=[base + record.offset_delta for record in records],
         timestamp=timestamps,
-        key_hash=[None if key is None else _blake(key, digest_size=8).hexdigest() for key in keys],
+        key_hash=[key_hash(key) for key in keys],
         key_size=[-1 if key is None else len(key) for key in keys],
         value_size=[-1 if value is None else len(value) for value in values],
         is_tombstone=[value is None for value in values],

@@ -8,7 +8,10 @@ therefore kept as one Python list per column (:class:`Columns`), in the
 order of the table's schema, and a whole batch's records are appended with
 one list comprehension per column (:meth:`Columns.extend`, constants
 broadcast). The data source turns the lists into Arrow arrays in one call per
-column (:mod:`lethe_tools.audit.datasource`).
+column (:mod:`lethe_tools.audit.datasource`). Rows that arrive as columns
+already (the C walker's, :mod:`lethe_tools.audit.fastpath`) are kept as
+Arrow record batches (:meth:`Columns.add_chunk`), in arrival order with the
+listed rows.
 
 :func:`problem_row` is the single place where an exception is turned into a
 ``problems`` row: typed :class:`~lethe_formats.errors.FormatError` s keep their
@@ -62,6 +65,8 @@ class Columns:
         self.data: dict[str, list[Any]] = {name: [] for name in self.names}
         self.runs: dict[str, list[int]] = {name: [] for name in self.run_names}
         self.count = 0
+        self.listed = 0  # rows in data/runs, not yet a chunk
+        self.chunks: list[Any] = []  # Arrow record batches, before the listed rows
 
     def add(self, row: tuple[Any, ...]) -> None:
         """Append one row given in schema order."""
@@ -70,6 +75,7 @@ class Columns:
             if name in self.run_names:
                 self.runs[name].append(1)
         self.count += 1
+        self.listed += 1
 
     def extend(self, count: int, **columns: Any) -> None:
         """Append ``count`` rows: a list per varying column, a plain value for a constant one."""
@@ -85,14 +91,34 @@ class Columns:
             else:
                 self.data[name].extend([value] * count)
         self.count += count
+        self.listed += count
+
+    def add_chunk(self, count: int, chunk: Any, to_chunk: Any) -> None:
+        """Append ``count`` rows given as one Arrow record batch of this table's schema.
+
+        ``to_chunk(self)`` turns the listed rows into a chunk first, so rows
+        keep their order."""
+        if self.listed:
+            listed = self.listed
+            self.chunks.append(to_chunk(self))  # take() counted them out
+            self.count += listed
+        self.chunks.append(chunk)
+        self.count += count
 
     def take(self) -> tuple[dict[str, list[Any]], dict[str, list[int]]]:
-        """The buffered values and run lengths; the buffer starts empty again."""
+        """The listed values and run lengths; the list buffer starts empty again."""
         data, runs = self.data, self.runs
         self.data = {name: [] for name in self.names}
         self.runs = {name: [] for name in self.run_names}
-        self.count = 0
+        self.count -= self.listed
+        self.listed = 0
         return data, runs
+
+    def take_chunks(self) -> list[Any]:
+        """The chunks added so far (the listed rows come after them); they leave the buffer."""
+        chunks, self.chunks = self.chunks, []
+        self.count = self.listed
+        return chunks
 
 
 class Tables:

@@ -149,7 +149,7 @@ RECORDS = _schema(
     ("batch_position", _L, False),  # position of the record's batch in the file
     ("offset", _L, False),
     ("timestamp", _L, False),  # effective timestamp (LogAppendTime: the batch max)
-    ("key_hash", _S, True),  # blake2b-64 hex of the key bytes; null for a null key
+    ("key_hash", _L, True),  # XXH64 (seed 0) of the key bytes, signed; null for a null key
     ("key_size", _I, False),  # -1 for a null key
     ("value_size", _I, False),  # -1 for a null value
     ("is_tombstone", _B, False),  # null value, Kafka's definition

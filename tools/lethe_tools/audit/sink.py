@@ -10,7 +10,7 @@ and appends the buffered rows, whenever ``rows_per_group`` of them are
 waiting, to one Parquet file per table with pyarrow::
 
     task i:  items --decode_item(level all)--> Tables (column lists)
-                   --to_record_batch--> ParquetWriter(OUT/<table>/part-<i>.parquet)
+                   --to_table--> ParquetWriter(OUT/<table>/part-<i>.parquet)
              returns [(table, file, rows)]          (a few small rows to the driver)
 
 Only the counts travel back. The file name depends on the input partition
@@ -21,33 +21,29 @@ tasks end (a partitions row carries its checkpoint columns, read in the task:
 URI pyarrow has a file system for (``hdfs://``, ``s3://``), as long as every
 executor can reach it.
 
-:func:`to_record_batch` is the one conversion from a :class:`Columns` buffer
-to Arrow, shared with the ``kafka-log`` data source: one ``pa.array`` call per
-column, runs of batch-constant values expanded with a numpy ``repeat`` index.
+The conversion of a :class:`Columns` buffer to Arrow lives in
+:mod:`lethe_tools.audit.arrow`, shared with the ``kafka-log`` data source.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Iterable
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from lethe_tools.audit.arrow import arrow_schema, to_table
 from lethe_tools.audit.decode import decode_item
 from lethe_tools.audit.discover import Item
 from lethe_tools.audit.rows import Columns, Tables
-from lethe_tools.audit.schemas import TABLES
 
 __all__ = [
     "arrow_schema",
     "clear",
     "filesystem",
     "table_dir",
-    "to_record_batch",
     "write_empty",
     "write_items",
 ]
@@ -55,39 +51,13 @@ __all__ = [
 _ROWS_PER_GROUP = 65536
 
 
-_ARROW_TYPES = {
-    "string": pa.string(),
-    "int": pa.int32(),
-    "bigint": pa.int64(),
-    "boolean": pa.bool_(),
-}
+def _dictionary_columns(table: str) -> list[str]:
+    """The string columns: dictionary-encoded (a topic or file name repeats per row).
 
-
-@functools.cache
-def arrow_schema(table: str) -> pa.Schema:
-    """The Arrow schema of an audit table: schemas.TABLES with Spark's type mapping.
-
-    Spelled out for the four types the tables use (pyspark's own converter
-    imports pandas, a second of a task's time)."""
-    fields = [
-        pa.field(field.name, _ARROW_TYPES[field.dataType.simpleString()], field.nullable)
-        for field in TABLES[table].fields
-    ]
-    return pa.schema(fields)
-
-
-def to_record_batch(columns: Columns) -> pa.RecordBatch:
-    """The buffered rows of ``columns`` as one Arrow batch; the buffer starts empty again."""
-    schema = arrow_schema(columns.table)
-    data, runs = columns.take()
-    arrays = []
-    for field in schema:
-        values = pa.array(data[field.name], type=field.type)
-        lengths = runs.get(field.name)
-        if lengths is not None:  # one value per run: repeat each by its run length
-            values = values.take(np.repeat(np.arange(len(lengths)), lengths))
-        arrays.append(values)
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    Numbers stay plain: a dictionary of offsets, timestamps or key hashes grows
+    until the writer abandons it, after hashing every value for nothing; this
+    halves the records table's write time."""
+    return [field.name for field in arrow_schema(table) if pa.types.is_string(field.type)]
 
 
 def filesystem(out: str) -> tuple[pafs.FileSystem, str]:
@@ -121,11 +91,14 @@ class _Writers:
             folder = table_dir(self.base, table)
             self.fs.create_dir(folder, recursive=True)
             writer = pq.ParquetWriter(
-                f"{folder}/{self.name}", arrow_schema(table), filesystem=self.fs
+                f"{folder}/{self.name}",
+                arrow_schema(table),
+                filesystem=self.fs,
+                use_dictionary=_dictionary_columns(table),
             )
             self.open[table] = writer
         self.rows[table] = self.rows.get(table, 0) + columns.count
-        writer.write_batch(to_record_batch(columns))
+        writer.write_table(to_table(columns))
 
     def close(self) -> list[tuple[str, str, int]]:
         for writer in self.open.values():
