@@ -2,8 +2,11 @@
 
 The generated log dir is checked with lethe_formats' decoders and index
 readers (CRC of every batch, contiguous offsets, index entries at batch
-starts) and with ``lethe verify``; the whole script then runs once with a
-single Spark master and must write audit.json/audit.md with its figures.
+starts) and with ``lethe verify``. The marginal arithmetic (extra bytes over
+extra seconds, noise as n/a, targets judged on it with the whole-process rows
+kept for reference) is pinned on made-up timings. The whole script then runs
+once at two tiny sizes with a single Spark master and must write
+audit.json/audit.md with its whole-process and marginal figures.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from lethe_formats.model import RecordBatch
@@ -21,6 +26,7 @@ from lethe_formats.storage.index import read_offset_index
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 TINY = 2 * 1024 * 1024
+GB = 1_000_000_000
 
 
 @pytest.fixture
@@ -87,20 +93,126 @@ def test_phases_split_a_run_at_the_jobs_progress_lines(bench: dict[str, ModuleTy
     }
 
 
+def test_marginal_rate_is_extra_bytes_over_extra_seconds(bench: dict[str, ModuleType]) -> None:
+    rate = bench["bench"].marginal_rate
+    assert rate(2 * GB, 10.0, 6 * GB, 18.0) == pytest.approx(500.0)
+    assert rate(2 * GB, 10.0, 6 * GB, 9.5) is None  # noise: the larger dir was faster
+    assert rate(2 * GB, 10.0, 6 * GB, 10.0) is None
+    assert rate(6 * GB, 10.0, 6 * GB, 18.0) is None
+
+
+def _audit(seconds: float, start: float, decode: float) -> dict[str, Any]:
+    phases = {"start": start, "decode": decode, "stop": round(seconds - start - decode, 2)}
+    return {"seconds": seconds, "phases": phases}
+
+
+SMALL = {
+    "verify": [{"seconds": 11.0}, {"seconds": 10.0}],
+    "local[1]": [_audit(30.0, 9.0, 20.0)],
+    "local[2]": [_audit(20.0, 9.0, 10.0)],
+}
+LARGE = {
+    "verify": [{"seconds": 18.0}],
+    "local[1]": [_audit(29.0, 9.0, 19.0)],  # faster than on the small dir: noise
+    "local[2]": [_audit(28.0, 9.5, 17.5)],
+}
+
+
+def test_marginal_figures_use_the_best_runs_and_report_noise_as_na(
+    bench: dict[str, ModuleType],
+) -> None:
+    figures, rows = bench["bench"].marginal_figures(SMALL, LARGE, (2 * GB, 6 * GB), "6 - 2")
+    assert figures["verify_marginal"].value == pytest.approx(4000 / 8)
+    assert figures["audit_local2_marginal"].value == pytest.approx(4000 / 8)
+    assert figures["audit_local2_per_core_marginal"].value == pytest.approx(250.0)
+    assert "audit_local1_marginal" not in figures
+    assert rows["audit_local1_marginal"]["value"] is None
+    assert rows["audit_local2_marginal"]["phases"] == {"start": 0.5, "decode": 7.5, "stop": 0.0}
+    assert rows["audit_local2_marginal"]["label"] == (
+        "lethe audit --master local[2], marginal (6 - 2)"
+    )
+
+
+def test_targets_are_judged_on_marginal_figures_with_whole_process_rows_for_reference(
+    bench: dict[str, ModuleType],
+) -> None:
+    module = bench["bench"]
+    figures = module.whole_figures(LARGE, 6 * GB)
+    figures.update(module.marginal_figures(SMALL, LARGE, (2 * GB, 6 * GB), "6 - 2")[0])
+    rows = {row["figure"]: row for row in module.targets(figures, True)}
+    # marginal: local[2]/2 = 250 MB/s against 0.5 x verify's 500; local[1] is n/a
+    assert rows["audit_local2_per_core_marginal"]["status"] == "PASS"
+    assert rows["audit_local2_marginal"]["status"] == "n/a"
+    assert rows["audit_local1_marginal"]["status"] == "n/a"
+    # whole process: verify 6000/18, local[1] 6000/29, local[2] 6000/28 MB/s
+    assert rows["audit_local1"]["status"] == "PASS"
+    assert rows["audit_local2"]["status"] == "MISS"
+    assert rows["audit_local2_per_core"]["status"] == "MISS"
+    for name in ("audit_local1", "audit_local2", "audit_local2_per_core"):
+        assert rows[name]["target"].endswith("(whole process, for reference)")
+        assert rows[name]["informational"] is True
+        assert rows[name + "_marginal"]["informational"] is False
+    alone = module.targets(module.whole_figures(LARGE, 6 * GB), False)
+    assert {row["figure"] for row in alone} == {
+        "audit_local1",
+        "audit_local2",
+        "audit_local2_per_core",
+    }
+    assert not any(row["informational"] for row in alone)
+
+
+def test_markdown_shows_a_noisy_marginal_figure_as_na_and_explains_the_method(
+    bench: dict[str, ModuleType],
+) -> None:
+    module = bench["bench"]
+    figures = module.whole_figures(LARGE, 6 * GB)
+    extra, rows = module.marginal_figures(SMALL, LARGE, (2 * GB, 6 * GB), "6 GiB - 2 GiB")
+    figures.update(extra)
+    data = {"log_bytes": 6 * GB, "segments": 1, "records": 1, "batches": 1, "path": "/d"}
+    machine = {"cpu_count": 2, "python": "3", "loadavg_before": [], "loadavg_after": []}
+    result = {
+        "started": "now",
+        "command": "c",
+        "repeat": 1,
+        "data": data,
+        "base_data": {**data, "log_bytes": 2 * GB},
+        "machine": {**machine, "wall_seconds": 1, "other_cpu_seconds": None},
+        "figures": {name: asdict(fig) for name, fig in figures.items()},
+        "marginal": rows,
+        "targets": module.targets(figures, True),
+        "notes": [],
+    }
+    text = module.markdown(result)
+    assert "| lethe audit --master local[1], marginal (6 GiB - 2 GiB) | n/a |" in text
+    assert "| lethe verify, marginal (6 GiB - 2 GiB) | 500.0 | 4,000 | 8.00 |" in text
+    assert "difference between the best times" in text
+    assert "(whole process, for reference)" in text
+
+
 @pytest.mark.slow
 def test_whole_run_with_one_master_writes_results(tmp_path: Path) -> None:
     out = tmp_path / "results"
-    command = [sys.executable, str(BENCH_DIR / "audit_bench.py"), "--size-gib", "0.002"]
-    command += ["--masters", "local[1]", "--data-dir", str(tmp_path / "data"), "--out", str(out)]
+    command = [sys.executable, str(BENCH_DIR / "audit_bench.py")]
+    command += ["--size-gib", "0.004", "--base-gib", "0.002", "--masters", "local[1]"]
+    command += ["--data-dir", str(tmp_path / "data"), "--out", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["0.002gib", "0.004gib"]
     result = json.loads((out / "audit.json").read_text())
-    assert set(result["figures"]) == {"verify", "verify_deep", "audit_local1"}
+    whole = {"verify", "verify_deep", "audit_local1"}
+    assert set(result["marginal"]) == {name + "_marginal" for name in whole}
+    assert result["data"]["log_bytes"] > result["base_data"]["log_bytes"]
+    measured = {name for name, row in result["marginal"].items() if row["value"] is not None}
+    assert set(result["figures"]) == whole | measured
     assert all(fig["value"] > 0 for fig in result["figures"].values())
     statuses = {row["figure"]: row["status"] for row in result["targets"]}
-    assert statuses["audit_local2"] == "n/a"
+    assert statuses["audit_local2"] == statuses["audit_local2_marginal"] == "n/a"
     assert statuses["audit_local1"] in ("PASS", "MISS")
+    assert statuses["audit_local1_marginal"] in ("PASS", "MISS", "n/a")
     phases = result["detail"]["local[1]"][0]["phases"]
     seen = "\n".join(result["detail"]["local[1]"][0]["stderr"])
     assert set(phases) >= {"start", "decode", "checks", "stop"}, seen
-    assert "# Audit speed benchmark" in (out / "audit.md").read_text()
+    assert set(result["detail"]["base_runs"]) == {"verify", "verify_deep", "local[1]"}
+    text = (out / "audit.md").read_text()
+    assert "# Audit speed benchmark" in text
+    assert "lethe audit --master local[1], marginal (0.004 GiB - 0.002 GiB)" in text
