@@ -18,7 +18,9 @@ settled before the session starts:
 * **Network and noise**: ``SPARK_LOCAL_IP=127.0.0.1`` for local masters
   (no host-name warning, no listening on other interfaces; local masters also
   get no web UI and as many shuffle partitions as cores instead of 200, the
-  audit's check tables being small); the driver's log4j
+  audit's check tables being small, and adaptive execution does not coalesce
+  them: a shuffle of the batches (a few MB) would otherwise become one task,
+  leaving the other cores idle after every window or join); the driver's log4j
   gets a small log4j2 file in the temp dir: everything at ERROR, with
   ``org.apache.spark`` named explicitly (PySpark announces its shell's default
   level unless the root and Spark's logger agree), and Spark's own console
@@ -184,9 +186,10 @@ def start_session(
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
     )
-    if local:  # one machine: no web UI, few shuffle partitions
+    if local:  # one machine: no web UI, one shuffle partition per core, kept apart
         builder = builder.config("spark.ui.enabled", "false")
         builder = builder.config("spark.sql.shuffle.partitions", str(_local_cores(master)))
+        builder = builder.config("spark.sql.adaptive.coalescePartitions.enabled", "false")
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
