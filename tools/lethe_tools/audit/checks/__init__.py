@@ -15,7 +15,16 @@ aggregation, and every check's sample from one windowed query (the first
 The checks' own metric queries are many small Spark jobs whose time is
 mostly planning and scheduling on the driver, so the checks run in driver
 threads at once (Spark runs jobs submitted from several threads
-concurrently); each check's queries are the same as when run alone.
+concurrently); each check's queries are the same as when run alone. The
+small tables and the live segment files with their logs' offsets are cached
+once (:func:`.frames.share`), and the problems count is the integrity
+check's count of ``problem`` findings (one per problems row), not a job of
+its own.
+
+What grows with the data is kept to single passes: the records table is
+read once (its needed columns, pre-filtered); the batches are read by the
+gap window (sorted per log by an int ``log_id``) and the two index joins;
+CRC, marker and below-start conditions are pushed to the Parquet scan.
 :func:`run_check` does the same for one check alone. The definitions are the
 check modules' docstrings; the report prints them beside the figures so a
 reader knows exactly what was counted.
@@ -43,7 +52,13 @@ from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
 
 from lethe_tools.audit.checks import below_log_start, compaction, consumed, horizons, integrity
 from lethe_tools.audit.checks.context import CheckContext, CheckOutput
-from lethe_tools.audit.checks.frames import check_records, live_logs, offset_bound
+from lethe_tools.audit.checks.frames import (
+    check_records,
+    live_logs,
+    offset_bound,
+    release,
+    share,
+)
 from lethe_tools.audit.checks.model import (
     FINDING_COLUMNS,
     AuditOptions,
@@ -149,19 +164,22 @@ def run_all(
     del spark  # the tables carry their session; kept for the job's call shape
     options = options or AuditOptions()
     logs = live_logs(tables).cache()
-    records = check_records(tables, logs, offset_bound(logs)).cache()
+    shared = share(tables, logs)
+    bound = offset_bound(logs)
+    records = check_records(shared, logs, bound).cache()
     records.count()  # filled once here, before the checks read it from several threads
-    ctx = CheckContext(tables, logs, now_ms, options, records)
+    ctx = CheckContext(shared, logs, now_ms, options, records, bound)
     runners: list[Callable[[CheckContext], CheckOutput]] = [module.run for module in CHECKS]
-    with ThreadPoolExecutor(max_workers=len(runners) + 1) as pool:
-        problems = pool.submit(tables["problems"].count)
+    with ThreadPoolExecutor(max_workers=len(runners)) as pool:
         outputs = list(pool.map(lambda runner: runner(ctx), runners))
-        findings = Findings(now_ms=now_ms, problems=problems.result())
     groups, samples = _gather(outputs, options.sample_rows)
+    findings = Findings(now_ms=now_ms)
     for module, output in zip(CHECKS, outputs, strict=True):
         name = module.NAME
         result = _result(module, output, groups.get(name, []), samples.get(name, []))
         findings.checks.append(result)
+        if module is integrity:  # every problems row is one "problem" finding
+            findings.problems = int(result.metrics[integrity.KINDS["problem"]])
         for kind, by_topic in output.reclaimable.items():
             for topic, size in by_topic.items():
                 findings.reclaimable_by_topic.setdefault(topic, {})[kind] = size
@@ -169,5 +187,6 @@ def run_all(
         if isinstance(ages, list) and all(isinstance(b, HistogramBucket) for b in ages):
             findings.tombstone_ages = ages
     records.unpersist()
+    release(shared)
     logs.unpersist()
     return findings

@@ -29,13 +29,16 @@ __all__ = ["CheckContext", "CheckOutput", "per_topic_sum"]
 @dataclass(frozen=True, slots=True)
 class CheckContext:
     """The tables, the live logs, ``now`` and the options; ``records``, when set, is the
-    shared (cached) :func:`~.frames.check_records` frame the checks read records from."""
+    shared (cached) :func:`~.frames.check_records` frame the checks read records from,
+    and ``bound`` an offset no log's start or cleaner offset exceeds (a pre-filter)."""
 
     tables: dict[str, DataFrame]
     logs: DataFrame
     now_ms: int
     options: AuditOptions
     records: DataFrame | None = None
+    #: at least every log's ``log_start`` and ``cleaner_offset`` (:func:`~.frames.offset_bound`)
+    bound: int | None = None
 
     def live_records(self) -> DataFrame:
         """The live records a check may look at: the shared frame, else computed here."""

@@ -13,16 +13,23 @@ leftovers the broker removes or replaces. The checks therefore work on:
   partitions whose start is above the first base offset), and ``log_end`` =
   the offset after the last batch (the active segment's base offset when it is
   empty), plus the checkpoint columns;
+* :func:`live_files`: one row per live segment file with its log's offsets
+  and a small ``log_id`` per log; :func:`share` caches it once per run, with
+  the small tables, so each check's join reads memory instead of re-planning
+  and re-reading the partitions and segments tables;
 * :func:`live_batches` / :func:`live_records`: batches and records of live
-  segments joined with their log's row, so each knows its log start offset,
-  cleaner offset and high watermark;
+  segments joined (broadcast) with :func:`live_files`, so each knows its log
+  start offset, cleaner offset and high watermark. A condition on the
+  batches' own columns goes *before* that join, where Parquet row-group
+  statistics answer it (markers, CRC failures, batches below a bound);
 * :func:`check_records`: the live records any check reads (below the log
   start, tombstones, the cleaned part of a compacted log). ``run_all``
   caches it once, so the records table is scanned once for every check;
   each check still applies its own full condition to it.
 
 Joins go through the ``file`` column (``segments.file`` is unique per
-``.log`` file) because batches and records do not carry the log dir.
+``.log`` file, with the topic and partition) because batches and records do
+not carry the log dir.
 :func:`findings_frame` turns a frame with a nullable ``message`` column into
 the uniform findings columns (:data:`~.model.FINDING_COLUMNS`), keeping only
 the rows whose message is set.
@@ -30,21 +37,26 @@ the rows whose message is set.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
 
 from lethe_tools.audit.checks.model import FINDING_COLUMNS
 
 __all__ = [
+    "LIVE_FILES",
     "LOG_KEYS",
+    "RECORD_COLUMNS",
     "check_records",
     "findings_frame",
     "lit_long",
     "live_batches",
+    "live_files",
     "live_logs",
     "live_records",
     "live_segments",
     "offset_bound",
+    "release",
+    "share",
 ]
 
 LOG_KEYS = ["logdir", "topic", "partition"]
@@ -90,15 +102,85 @@ def live_logs(tables: dict[str, DataFrame]) -> DataFrame:
     )
 
 
+#: Key under which :func:`share` keeps the cached :func:`live_files` frame in a tables dict.
+LIVE_FILES = "live_files"
+#: Columns of the records table the record-level checks read (see :func:`check_records`).
+RECORD_COLUMNS = (
+    "topic",
+    "partition",
+    "file",
+    "batch_position",
+    "offset",
+    "timestamp",
+    "key_hash",
+    "key_size",
+    "value_size",
+    "is_tombstone",
+    "is_control",
+    "is_transactional",
+    "producer_id",
+    "magic",
+    "delete_horizon",
+)
+
+
+def live_files(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
+    """One row per live ``.log`` file with its log's offsets and ``log_id``: the join side
+    of every live batch or record (tiny: one row per segment). The copy :func:`share` cached
+    is used when ``tables`` holds one."""
+    shared = tables.get(LIVE_FILES)
+    if shared is not None:
+        return shared
+    files = live_segments(tables).select("file", *LOG_KEYS, F.col("is_active").alias("in_active"))
+    # log_id: a small number per log (its rank by the log keys), so that a window over
+    # a log's batches partitions and sorts by one int instead of three columns whose
+    # first (the log dir) is the same string in every row.
+    log_id = F.dense_rank().over(Window.orderBy(*LOG_KEYS)).alias("log_id")
+    columns = logs.select(
+        *LOG_KEYS, "log_start", "log_end", "cleaner_offset", "high_watermark", log_id
+    )
+    return files.join(columns, LOG_KEYS)
+
+
+def share(tables: dict[str, DataFrame], logs: DataFrame) -> dict[str, DataFrame]:
+    """``tables`` plus the cached :func:`live_files` frame (filled on first use).
+
+    The small tables (one row per partition, segment, checkpoint entry,
+    commit or problem) are cached too: most checks join them, and a scan of a
+    cached table costs no file listing and no Parquet footers."""
+    shared = dict(tables)
+    for name in ("partitions", "segments", "checkpoints", "offsets", "problems"):
+        if name in shared:
+            shared[name] = shared[name].cache()
+    shared[LIVE_FILES] = live_files(shared, logs).cache()
+    return shared
+
+
+def release(tables: dict[str, DataFrame]) -> None:
+    """Unpersist what :func:`share` cached."""
+    for name in ("partitions", "segments", "checkpoints", "offsets", "problems", LIVE_FILES):
+        if name in tables:
+            tables[name].unpersist()
+
+
 def _with_log(frame: DataFrame, tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
-    files = live_segments(tables).select("file", "logdir", F.col("is_active").alias("in_active"))
-    columns = logs.select(*LOG_KEYS, "log_start", "log_end", "cleaner_offset", "high_watermark")
-    return frame.join(files, "file").join(columns, LOG_KEYS)
+    """``frame`` (rows of live files only) with its file's log columns.
+
+    Joined on ``file`` and the topic and partition, as the rows' own
+    columns say, so a row is matched to its log exactly as by the log keys."""
+    return frame.join(F.broadcast(live_files(tables, logs)), ["file", "topic", "partition"])
 
 
-def live_batches(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
-    """Batches of live segments with their log's offsets (see the module docstring)."""
-    return _with_log(tables["batches"], tables, logs)
+def live_batches(
+    tables: dict[str, DataFrame], logs: DataFrame, where: Column | None = None
+) -> DataFrame:
+    """Batches of live segments with their log's offsets (see the module docstring).
+
+    ``where``, a condition on the batches' own columns, is applied before the
+    join: Parquet row-group statistics answer it (a marker or CRC condition
+    skips most of the table), and fewer rows reach the join."""
+    batches = tables["batches"] if where is None else tables["batches"].where(where)
+    return _with_log(batches, tables, logs)
 
 
 def live_records(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
@@ -119,7 +201,7 @@ def check_records(
     by ``is_tombstone OR offset < bound``, which Parquet row-group statistics
     answer before the join, so most of the records table is never decoded.
     """
-    records = tables["records"]
+    records = tables["records"].select(*RECORD_COLUMNS)
     if bound is not None:
         records = records.where(F.col("is_tombstone") | (F.col("offset") < lit_long(bound)))
     cleaned = F.col("cleaner_offset").isNotNull() & (F.col("offset") < F.col("cleaner_offset"))
