@@ -47,12 +47,18 @@ TITLE = "Bytes and records on disk below the log start offset"
 
 
 def findings(
-    tables: dict[str, DataFrame], logs: DataFrame, records: DataFrame | None = None
+    tables: dict[str, DataFrame],
+    logs: DataFrame,
+    records: DataFrame | None = None,
+    bound: int | None = None,
 ) -> DataFrame:
     """One finding per live batch starting below its log's start offset.
 
-    ``records``: live records with their log's columns (default: all of them)."""
-    batches = live_batches(tables, logs).where(F.col("base_offset") < F.col("log_start"))
+    ``records``: live records with their log's columns (default: all of them);
+    ``bound``: an offset no log start exceeds, so batches at or above it are
+    skipped before the join (by Parquet statistics)."""
+    before = None if bound is None else F.col("base_offset") < lit_long(bound)
+    batches = live_batches(tables, logs, before).where(F.col("base_offset") < F.col("log_start"))
     below = (
         (live_records(tables, logs) if records is None else records)
         .where(F.col("offset") < F.col("log_start"))
@@ -109,5 +115,5 @@ def run(ctx: CheckContext) -> CheckOutput:
         "pending_deleted_bytes": int(pending["b"] or 0) if pending else 0,
     }
     by_topic = {row["topic"]: int(row["b"] or 0) for row in per_topic}
-    frame = findings(ctx.tables, ctx.logs, ctx.live_records())
+    frame = findings(ctx.tables, ctx.logs, ctx.live_records(), ctx.bound)
     return CheckOutput(frame, metrics, {"below_log_start": by_topic})

@@ -28,7 +28,7 @@ still on disk (``now`` minus the record's timestamp), plotted by the report.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
 
 from lethe_tools.audit.checks.context import CheckContext, CheckOutput
@@ -74,10 +74,16 @@ def _record_findings(records: DataFrame, now_ms: int) -> DataFrame:
     )
 
 
+def _past_horizon(now_ms: int) -> Column:
+    """A control batch whose delete horizon is at or before ``now``."""
+    horizon = F.col("delete_horizon")
+    return F.col("is_control") & horizon.isNotNull() & (horizon <= lit_long(now_ms))
+
+
 def _marker_findings(batches: DataFrame, now_ms: int) -> DataFrame:
     horizon = F.col("delete_horizon")
     message = F.when(
-        F.col("is_control") & horizon.isNotNull() & (horizon <= lit_long(now_ms)),
+        _past_horizon(now_ms),
         F.format_string("marker past horizon %d (now %d)", horizon, lit_long(now_ms)),
     )
     return findings_frame(
@@ -95,7 +101,7 @@ def findings(
 
     ``records``: live records with their log's columns (default: all of them)."""
     records = live_records(tables, logs) if records is None else records
-    batches = live_batches(tables, logs)
+    batches = live_batches(tables, logs, _past_horizon(now_ms))  # markers are few: filter first
     return _record_findings(records, now_ms).unionByName(_marker_findings(batches, now_ms))
 
 

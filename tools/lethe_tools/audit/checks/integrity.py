@@ -30,52 +30,67 @@ A **finding** is one of:
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F  # noqa: N812 - Spark's usual alias
 
 from lethe_tools.audit.checks.context import CheckContext, CheckOutput
-from lethe_tools.audit.checks.frames import LOG_KEYS, findings_frame, lit_long, live_batches
+from lethe_tools.audit.checks.frames import findings_frame, lit_long, live_batches
 
 __all__ = ["NAME", "TITLE", "findings", "run"]
 
 NAME = "integrity"
 TITLE = "CRC failures, index entries pointing at the wrong place, unexplained offset gaps"
 _LOG_FILE = r"\.(index|timeindex)(\.[a-z]+)?$"
+_INDEX_OF = r"\.log(\.[a-z]+)?$"
 
 
 def _crc(tables: dict[str, DataFrame]) -> DataFrame:
-    batches = tables["batches"].withColumn(
-        "message",
-        F.when(
-            ~F.col("crc_ok"),
-            F.format_string("crc: stored %d does not match the batch bytes", F.col("crc")),
-        ),
+    # Filtered first: Parquet statistics skip the row groups where every CRC matched.
+    batches = (
+        tables["batches"]
+        .where(~F.col("crc_ok"))
+        .withColumn(
+            "message",
+            F.when(
+                ~F.col("crc_ok"),
+                F.format_string("crc: stored %d does not match the batch bytes", F.col("crc")),
+            ),
+        )
     )
     return findings_frame(
         NAME, batches, offset=F.col("base_offset"), records=F.col("records_count")
     )
 
 
-def _offset_index(tables: dict[str, DataFrame]) -> DataFrame:
-    entries = (
-        tables["indexes"]
-        .where(F.col("kind") == "index")
-        .withColumn("log_file", F.regexp_replace("file", _LOG_FILE, ".log$2"))
+def _entries(tables: dict[str, DataFrame], kind: str, *columns: Column) -> DataFrame:
+    """Index entries of ``kind`` with ``log_file``, the segment they index, and ``columns``
+    of that segment's ``segments`` row (null when there is none).
+
+    ``log_file`` is the index file's name with ``.index``/``.timeindex`` replaced by
+    ``.log``, any extra suffix kept (``_LOG_FILE``). The rename is done once per
+    segment (one row per ``.log`` file, mapped to its index file's name) and the
+    entries find theirs by a join on the file, so no regular expression runs per
+    entry; an index file without a segment falls back to renaming its own name."""
+    segments = tables["segments"].select(
+        F.regexp_replace("file", _INDEX_OF, f".{kind}$1").alias("index_file"),
+        F.col("file").alias("segment_file"),
+        *columns,
     )
+    entries = tables["indexes"].where(F.col("kind") == kind).drop("first_offset", "last_offset")
+    joined = entries.join(F.broadcast(segments), entries["file"] == segments["index_file"], "left")
+    log_file = F.coalesce(F.col("segment_file"), F.regexp_replace("file", _LOG_FILE, ".log$2"))
+    return joined.withColumn("log_file", log_file).drop("index_file", "segment_file")
+
+
+def _offset_index(tables: dict[str, DataFrame]) -> DataFrame:
+    entries = _entries(tables, "index", F.col("last_offset").alias("seg_last"))
     batches = tables["batches"].select(
         F.col("file").alias("log_file"),
         F.col("position").alias("log_position"),
         F.col("base_offset").alias("batch_base"),
         F.col("last_offset").alias("batch_last"),
     )
-    segments = tables["segments"].select(
-        F.col("file").alias("log_file"), F.col("last_offset").alias("seg_last")
-    )
-    joined = (
-        entries.drop("first_offset", "last_offset")
-        .join(batches, ["log_file", "log_position"], "left")
-        .join(segments, "log_file", "left")
-    )
+    joined = entries.join(batches, ["log_file", "log_position"], "left")
     message = (
         F.when(
             F.col("batch_base").isNull(),
@@ -111,27 +126,27 @@ def _offset_index(tables: dict[str, DataFrame]) -> DataFrame:
 
 
 def _time_index(tables: dict[str, DataFrame]) -> DataFrame:
-    entries = (
-        tables["indexes"]
-        .where(F.col("kind") == "timeindex")
-        .withColumn("log_file", F.regexp_replace("file", _LOG_FILE, ".log$2"))
-    )
-    segments = tables["segments"].select(
-        F.col("file").alias("log_file"),
+    entries = _entries(
+        tables,
+        "timeindex",
         F.col("first_offset").alias("seg_first"),
         F.col("last_offset").alias("seg_last"),
         F.col("max_timestamp").alias("seg_max_ts"),
     )
-    lasts = (
-        tables["batches"]
-        .select(F.col("file").alias("log_file"), F.col("last_offset").alias("offset"))
-        .distinct()
-        .withColumn("is_batch_last", F.lit(True))
+    lasts = tables["batches"].select(
+        F.col("file").alias("log_file"), F.col("last_offset").alias("offset")
     )
+    # Whether some batch of the segment ends at the entry's offset: a semi join and an
+    # anti join split the entries (no distinct of the batches, no duplicated entries).
+    keys = ["log_file", "offset"]
     joined = (
-        entries.drop("first_offset", "last_offset")
-        .join(segments, "log_file", "left")
-        .join(lasts, ["log_file", "offset"], "left")
+        entries.join(lasts, keys, "left_semi")
+        .withColumn("is_batch_last", F.lit(True))
+        .unionByName(
+            entries.join(lasts, keys, "left_anti").withColumn(
+                "is_batch_last", F.lit(None).cast("boolean")
+            )
+        )
     )
     message = F.when(
         F.col("seg_first").isNotNull() & F.col("is_batch_last").isNull(),
@@ -156,7 +171,7 @@ def _time_index(tables: dict[str, DataFrame]) -> DataFrame:
 
 
 def _gaps(tables: dict[str, DataFrame], logs: DataFrame) -> DataFrame:
-    order = Window.partitionBy(*LOG_KEYS).orderBy("base_offset")
+    order = Window.partitionBy("log_id").orderBy("base_offset")  # log_id: one per log
     batches = live_batches(tables, logs).withColumn("prev_last", F.lag("last_offset").over(order))
     cleaned_to = F.coalesce(F.col("cleaner_offset"), lit_long(-1))
     between = (F.col("base_offset") > F.col("prev_last") + 1) & (
