@@ -145,7 +145,7 @@ class OracleRow:
     offset: int
     file: str
     batch_position: int
-    key_hash: str | None
+    key_hash: int | str | None  # as the records table holds it; compared, never read
     kind: str
     kept_at: int | None = None
 
