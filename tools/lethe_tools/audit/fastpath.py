@@ -88,8 +88,17 @@ def walk(data: Any, position: int) -> Walked:
     return Walked(next_position, batches, records)
 
 
-def _const(value: Any, count: int, kind: pa.DataType) -> pa.Array:
-    return pa.repeat(pa.scalar(value, type=kind), count)
+def _const(value: Any, count: int, kind: pa.DataType) -> Any:
+    """``count`` copies of ``value``: a string column from its buffers, else a numpy array.
+
+    (``pa.repeat`` would do, but its first call imports pandas: half a second
+    of every fresh task.)"""
+    if pa.types.is_string(kind):
+        encoded = str(value).encode("utf-8")
+        offsets = np.arange(count + 1, dtype=np.int32) * len(encoded)
+        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(encoded * count)]
+        return pa.Array.from_buffers(pa.string(), count, buffers)
+    return np.full(count, value, dtype=kind.to_pandas_dtype())
 
 
 def _horizon(attributes: np.ndarray, base_timestamps: np.ndarray) -> pa.Array:
