@@ -37,7 +37,10 @@ settled before the session starts:
   allowed (``-XX:+UseSerialGC`` only) every run was 3.3-4.6 s slower, and
   the extra time for the larger dir was no smaller (3.8 s vs 3.6 s at
   local[1]): the checks' stages are too short for C2's code to pay back its
-  compile time, so C1 stays at both sizes.
+  compile time, so C1 stays at both sizes. With C1 alone the JVM sizes its
+  code cache as for a non-tiered VM (48 MiB); a long session of many queries
+  (a test module's shared session) filled it ("Out of space in CodeCache for
+  adapters"), so it is reserved at the tiered default, 240 MiB.
 """
 
 from __future__ import annotations
@@ -153,7 +156,7 @@ def _log4j_file() -> str:
 
 
 #: JVM options for local masters (see the module docstring).
-_LOCAL_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+_LOCAL_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC"
 _LOCAL_CORES = re.compile(r"^local\[(\d+)")
 
 
