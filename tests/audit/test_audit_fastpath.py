@@ -116,3 +116,21 @@ def test_damaged_records_under_a_good_crc_give_the_same_tables_and_problems(
     log.write_bytes(bytes(data))
     walked = _assert_same([str(tmp_path / "logs")], monkeypatch)
     assert walked["segments"].num_rows >= 1
+
+
+def test_discard_drops_chunked_rows_as_well_as_listed_ones() -> None:
+    """A data source level that returns one table drops the others' rows, chunks included."""
+    from lethe_tools.audit.arrow import listed_batch
+
+    out = Tables()
+    paths = [str(LOGS / "tombstones")]
+    for item in discover(paths).items:
+        for _ in decode.decode_item(item, "all", out):
+            pass
+    batches = out.batches
+    assert batches.chunks and batches.count > 0  # the walker's rows arrived as chunks
+    batches.add((None,) * len(batches.names))
+    batches.add_chunk(0, batches.chunks[0].slice(0, 0), listed_batch)
+    batches.discard()
+    assert batches.count == 0 and batches.listed == 0
+    assert batches.take_chunks() == [] and all(not v for v in batches.take()[0].values())

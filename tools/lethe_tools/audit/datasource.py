@@ -203,7 +203,7 @@ class KafkaLogReader(DataSourceReader):
         if self.level == "audit":
             for columns in out.all():
                 if columns.table not in AUDIT_TABLES:
-                    columns.take()
+                    columns.discard()
                 elif columns.count:
                     yield _union_batch(columns)
             return
@@ -211,7 +211,7 @@ class KafkaLogReader(DataSourceReader):
             if columns.table == self.level and columns.count:
                 yield to_record_batch(columns)
             else:
-                columns.take()  # rows of other tables are not part of this level
+                columns.discard()  # rows of other tables are not part of this level
 
 
 def _written(files: list[tuple[str, str, int]]) -> pa.RecordBatch:

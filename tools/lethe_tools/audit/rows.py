@@ -114,6 +114,12 @@ class Columns:
         self.listed = 0
         return data, runs
 
+    def discard(self) -> None:
+        """Drop every buffered row, listed and chunked (a table the caller does not return)."""
+        self.take()
+        self.chunks = []
+        self.count = 0
+
     def take_chunks(self) -> list[Any]:
         """The chunks added so far (the listed rows come after them); they leave the buffer."""
         chunks, self.chunks = self.chunks, []
