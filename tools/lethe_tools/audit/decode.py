@@ -177,6 +177,10 @@ class _SegmentDecoder:
         for entry in scanner:
             self._entry(entry)
             yield None
+        self._finish(scanner)
+
+    def _finish(self, scanner: LogScanner) -> None:
+        """The segments row where ``scanner`` ended, after the problem that ended it."""
         stop = scanner.stop_error
         if stop is not None:
             self.problem(stop, "segment")
@@ -198,10 +202,7 @@ class _SegmentDecoder:
             scanner = LogScanner(self.data, file=item.path, start=pos, verify_crc=True, chunk=1)
             entry = next(iter(scanner), None)
             if entry is None:  # the scan ends here: a torn tail or a bad header
-                stop = scanner.stop_error
-                if stop is not None:
-                    self.problem(stop, "segment")
-                self._segment_row(scanner.end_position, stop)
+                self._finish(scanner)
                 return
             self._entry(entry)
             pos = entry.position + entry.header.size_in_bytes
