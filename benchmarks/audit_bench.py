@@ -206,8 +206,6 @@ def task_profile(root: Path, budget: int = PROFILE_BYTES) -> dict[str, float]:
     ``sink.write_items``: decode, Arrow batches and Parquet files (to a temp dir).
     """
     from lethe_tools.audit.datasource import KafkaLogReader, absolute
-    from lethe_tools.audit.decode import decode_item
-    from lethe_tools.audit.rows import Tables
     from lethe_tools.audit.sink import write_items
 
     _warm(root)
@@ -220,24 +218,9 @@ def task_profile(root: Path, budget: int = PROFILE_BYTES) -> dict[str, float]:
         covered += sum(i.size for i in part.items if i.kind == "log")  # type: ignore[attr-defined]
     # one whole partition first, untimed: a process's first decode pays one-time
     # set-up (lazy imports, dtypes, codecs) that a small first item does not reach
-    warm = Tables()
-    for item in parts[0].items:  # type: ignore[attr-defined]
-        for _ in decode_item(item, "all", warm):
-            for columns in warm.all():
-                columns.take()
-                columns.take_chunks()
+    _decode_discarding(parts[:1])
     start = time.perf_counter()
-    for part in parts:
-        out = Tables()
-        for item in part.items:  # type: ignore[attr-defined]
-            for _ in decode_item(item, "all", out):  # what a task of level "write" decodes
-                if out.count >= 65536:
-                    for columns in out.all():
-                        columns.take()
-                        columns.take_chunks()
-        for columns in out.all():
-            columns.take()
-            columns.take_chunks()
+    _decode_discarding(parts)
     decode = time.perf_counter() - start
     target = Path(tempfile.mkdtemp(prefix="audit-profile-"))
     try:
@@ -256,6 +239,20 @@ def task_profile(root: Path, budget: int = PROFILE_BYTES) -> dict[str, float]:
         "task_mb_s": round(covered / MB / whole, 1),
         "parquet_files": files,
     }
+
+
+def _decode_discarding(parts: list[Any]) -> None:
+    """Decode ``parts`` as a task of level "write" does, dropping the rows at each flush."""
+    from lethe_tools.audit.decode import decode_item
+    from lethe_tools.audit.rows import Tables
+
+    for part in parts:
+        out = Tables()
+        for item in part.items:
+            for _ in decode_item(item, "all", out):
+                if out.count >= 65536:
+                    for columns in out.all():
+                        columns.discard()
 
 
 def _figure(name: str, label: str, runs: list[float], size: int, note: str = "") -> Figure:
