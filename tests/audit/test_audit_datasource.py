@@ -95,3 +95,16 @@ def test_plan_gives_at_least_min_partitions_when_there_are_enough_files() -> Non
     assert len(plan(items, partition_bytes=1 << 40, min_partitions=4)) == 4
     assert len(plan(items[:1], partition_bytes=1 << 40, min_partitions=4)) == 1
     assert plan([], partition_bytes=1, min_partitions=2) == []
+
+
+def test_plan_rounds_the_count_up_to_a_multiple_of_min_partitions() -> None:
+    # 20 files of 100 MiB in partitions of 150 MiB would be 14 tasks; with 8 asked for
+    # (4 per core on 2 cores) it is 16, so both cores run 8 tasks and none runs a last
+    # task alone; never more tasks than files.
+    mib = 1 << 20
+    items = [_item(100 * mib, f"f{n:02d}") for n in range(20)]
+    bins = plan(items, partition_bytes=150 * mib, min_partitions=8)
+    assert len(bins) == 16
+    assert sorted(item.path for chosen in bins for item in chosen) == sorted(i.path for i in items)
+    assert len(plan(items[:13], partition_bytes=150 * mib, min_partitions=8)) == 13
+    assert len(plan(items, partition_bytes=150 * mib, min_partitions=1)) == 14

@@ -141,11 +141,15 @@ def _cost(item: Item) -> int:
 
 
 def plan(items: list[Item], partition_bytes: int, min_partitions: int) -> list[list[Item]]:
-    """Pack items into lists: whole files, largest first, onto the lightest list so far."""
+    """Pack items into lists: whole files, largest first, onto the lightest list so far.
+
+    The count is a multiple of ``min_partitions`` (the job passes a multiple of
+    the cores), so no core is left to run a last task alone while the others wait."""
     if not items:
         return []
     total = sum(_cost(item) for item in items)
-    count = max(min_partitions, -(-total // max(partition_bytes, 1)))
+    step = max(min_partitions, 1)
+    count = -(-max(min_partitions, -(-total // max(partition_bytes, 1))) // step) * step
     count = max(1, min(count, len(items)))
     heap = [(0, index) for index in range(count)]
     bins: list[list[tuple[int, Item]]] = [[] for _ in range(count)]
