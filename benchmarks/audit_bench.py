@@ -39,6 +39,11 @@ Theory of operation
    the decode the tasks run (``decode_item`` at level ``all`` into the row
    buffers, rows discarded) and the whole task (``sink.write_items``: decode,
    Arrow and Parquet files), over input partitions of the large dir's plan.
+5. The machine's own ceiling for local[2] / local[1], also without Spark: the
+   whole task over the same partitions in one process on one CPU, then in
+   two processes on two CPUs at once (``task_scaling``). Two vCPUs of a
+   virtual machine may share a physical core or be slowed by neighbours;
+   this ratio says how much two cores give this code here.
 
 MB = 10^6 bytes of ``.log`` files. Targets (issue 5), judged on the marginal
 figures: local[2] >= 1.8 x local[1]; per-core throughput (local[1], and
@@ -51,6 +56,7 @@ the whole-process figures are kept as rows marked "for reference" (with
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
 import re
@@ -205,17 +211,10 @@ def task_profile(root: Path, budget: int = PROFILE_BYTES) -> dict[str, float]:
     alike), so the profile takes seconds, not minutes. The whole task is
     ``sink.write_items``: decode, Arrow batches and Parquet files (to a temp dir).
     """
-    from lethe_tools.audit.datasource import KafkaLogReader, absolute
     from lethe_tools.audit.sink import write_items
 
     _warm(root)
-    reader = KafkaLogReader({"level": "write", "out": "-", "paths": absolute([str(root)])})
-    parts, covered = [], 0
-    for part in reader.partitions():
-        if covered >= budget:
-            break
-        parts.append(part)
-        covered += sum(i.size for i in part.items if i.kind == "log")  # type: ignore[attr-defined]
+    parts, covered = _profile_parts(root, budget)
     # one whole partition first, untimed: a process's first decode pays one-time
     # set-up (lazy imports, dtypes, codecs) that a small first item does not reach
     _decode_discarding(parts[:1])
@@ -239,6 +238,69 @@ def task_profile(root: Path, budget: int = PROFILE_BYTES) -> dict[str, float]:
         "task_mb_s": round(covered / MB / whole, 1),
         "parquet_files": files,
     }
+
+
+def task_scaling(root: Path, budget: int = 2 * PROFILE_BYTES) -> dict[str, float] | None:
+    """No Spark: the whole task's MB/s on one CPU and on two CPUs at once.
+
+    The ceiling this machine puts on local[2] / local[1]: the same task code
+    (``sink.write_items``) over the same input partitions, first in one
+    process pinned to one CPU, then split in two halves by two forked
+    processes pinned to one CPU each, started together; two-CPU MB/s is all
+    bytes over the slower half's time. None with fewer than two CPUs (or
+    input partitions).
+    """
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if len(cpus) < 2:
+        return None
+    parts, covered = _profile_parts(root, budget, min_partitions=4)
+    if len(parts) < 2:
+        return None
+    _warm(root)
+    one = _write_timed(parts, cpus[-1])
+    halves = [parts[0::2], parts[1::2]]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        both = pool.starmap(_write_timed, [(halves[0], cpus[0]), (halves[1], cpus[-1])])
+    return {
+        "bytes": covered,
+        "one_cpu_s": round(one, 4),
+        "two_cpus_s": round(max(both), 4),
+        "one_cpu_mb_s": round(covered / MB / one, 1),
+        "two_cpus_mb_s": round(covered / MB / max(both), 1),
+        "ratio": round(one / max(both), 2),
+    }
+
+
+def _profile_parts(root: Path, budget: int, min_partitions: int = 1) -> tuple[list[Any], int]:
+    """Whole input partitions of the job's plan, in order, until ``budget`` bytes of segments."""
+    from lethe_tools.audit.datasource import KafkaLogReader, absolute
+
+    options = {"level": "write", "out": "-", "paths": absolute([str(root)])}
+    options["minPartitions"] = str(min_partitions)
+    reader = KafkaLogReader(options)
+    parts, covered = [], 0
+    for part in reader.partitions():
+        if covered >= budget:
+            break
+        parts.append(part)
+        covered += sum(i.size for i in part.items if i.kind == "log")  # type: ignore[attr-defined]
+    return parts, covered
+
+
+def _write_timed(parts: list[Any], cpu: int) -> float:
+    """Seconds for ``write_items`` over ``parts`` on ``cpu`` (after one untimed partition)."""
+    from lethe_tools.audit.sink import write_items
+
+    target = Path(tempfile.mkdtemp(prefix="audit-scaling-"))
+    try:
+        with pinned(cpu):
+            write_items(parts[0].items, str(target), 10_000)
+            start = time.perf_counter()
+            for number, part in enumerate(parts):
+                write_items(part.items, str(target), number)
+            return time.perf_counter() - start
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
 
 
 def _decode_discarding(parts: list[Any]) -> None:
@@ -401,6 +463,7 @@ def measure(
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [None]
     with pinned(cpus[-1]):
         detail["task_profile_one_core"] = task_profile(Path(data.path))
+    detail["task_scaling"] = task_scaling(Path(data.path))
     return figures, detail
 
 

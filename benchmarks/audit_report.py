@@ -117,6 +117,14 @@ def run_notes(
         f"tasks' decode runs at {profile['decode_mb_s']} MB/s, the whole task (decode, Arrow, "
         f"Parquet files) at {profile['task_mb_s']} MB/s"
     )
+    scaling = detail.get("task_scaling")
+    if scaling:
+        notes.append(
+            f"no Spark, the whole task over {scaling['bytes']:,} bytes of input partitions: "
+            f"{scaling['one_cpu_mb_s']} MB/s in one process on one CPU, {scaling['two_cpus_mb_s']}"
+            f" MB/s in two processes on two CPUs at once, {scaling['ratio']}x: what this "
+            "machine's two CPUs give this code, the ceiling of local[2] / local[1]"
+        )
     notes += _phase_notes(detail)
     notes += _growth_notes(marginal)
     wall = other.get("wall_seconds") or 0

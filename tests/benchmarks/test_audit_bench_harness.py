@@ -12,6 +12,7 @@ audit.json/audit.md with its whole-process and marginal figures.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import asdict
@@ -213,6 +214,20 @@ def test_whole_run_with_one_master_writes_results(tmp_path: Path) -> None:
     seen = "\n".join(result["detail"]["local[1]"][0]["stderr"])
     assert set(phases) >= {"start", "decode", "checks", "stop"}, seen
     assert set(result["detail"]["base_runs"]) == {"verify", "verify_deep", "local[1]"}
+    scaling = result["detail"]["task_scaling"]
+    if len(os.sched_getaffinity(0)) >= 2:  # one CPU, then two at once, same partitions
+        assert scaling["bytes"] > 0
+        assert scaling["one_cpu_s"] > 0 and scaling["two_cpus_s"] > 0
+        assert scaling["ratio"] == pytest.approx(
+            scaling["one_cpu_s"] / scaling["two_cpus_s"], abs=0.02 + 0.01 * scaling["ratio"]
+        )
+        assert scaling["two_cpus_mb_s"] == pytest.approx(
+            scaling["bytes"] / 1e6 / scaling["two_cpus_s"], rel=0.02
+        )
+    else:
+        assert scaling is None
     text = (out / "audit.md").read_text()
     assert "# Audit speed benchmark" in text
+    if scaling:
+        assert f"{scaling['ratio']}x: what this machine's two CPUs give this code" in text
     assert "lethe audit --master local[1], marginal (0.004 GiB - 0.002 GiB)" in text
