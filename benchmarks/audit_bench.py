@@ -18,8 +18,8 @@ Theory of operation
    single-process reference), ``lethe verify --deep DIR`` (also decodes every
    record, the work closest to the audit's records table), then
    ``lethe audit DIR --master local[N] --out OUT --now T`` for N = 1, 2. Each
-   command runs on the base dir, then on the large dir, best of ``--repeat``
-   each. The audit's stderr lines (``lethe audit: ... bytes of segments``,
+   command's runs alternate between the base dir and the large dir, best of
+   ``--repeat`` each. The audit's stderr lines (``lethe audit: ... bytes of segments``,
    ``decoded ...``, ``report written``) are time-stamped as they arrive,
    which splits each run into phases: JVM/session start, decode (planning,
    then the tasks decoding every file and writing its Parquet parts: every
@@ -41,7 +41,7 @@ Theory of operation
    Arrow and Parquet files), over input partitions of the large dir's plan.
 5. The machine's own ceiling for local[2] / local[1], also without Spark: the
    whole task over the same partitions in one process on one CPU, then in
-   two processes on two CPUs at once (``task_scaling``). Two vCPUs of a
+   two processes on two CPUs at once, each doing that same work (``task_scaling``). Two vCPUs of a
    virtual machine may share a physical core or be slowed by neighbours;
    this ratio says how much two cores give this code here.
 
@@ -206,9 +206,10 @@ def run_audit(root: Path, master: str, work: Path, records: int) -> dict[str, An
 def task_profile(root: Path, budget: int = PROFILE_BYTES) -> dict[str, float]:
     """One core, no Spark: MB/s of the tasks' decode alone and of the whole task.
 
-    Over whole input partitions of the job's own plan until ``budget`` bytes
-    of segments are covered (the rates hold for the rest: every partition is
-    alike), so the profile takes seconds, not minutes. The whole task is
+    Over whole input partitions spread evenly over the job's own plan, about
+    ``budget`` bytes of segments (:func:`_profile_parts`: a sample with the
+    dir's mix of topics and codecs), so the profile takes seconds, not
+    minutes. The whole task is
     ``sink.write_items``: decode, Arrow batches and Parquet files (to a temp dir).
     """
     from lethe_tools.audit.sink import write_items
@@ -240,51 +241,58 @@ def task_profile(root: Path, budget: int = PROFILE_BYTES) -> dict[str, float]:
     }
 
 
-def task_scaling(root: Path, budget: int = 2 * PROFILE_BYTES) -> dict[str, float] | None:
+def task_scaling(
+    root: Path, budget: int = 4 * PROFILE_BYTES, repeat: int = 3
+) -> dict[str, float] | None:
     """No Spark: the whole task's MB/s on one CPU and on two CPUs at once.
 
-    The ceiling this machine puts on local[2] / local[1]: the same task code
-    (``sink.write_items``) over the same input partitions, first in one
-    process pinned to one CPU, then split in two halves by two forked
-    processes pinned to one CPU each, started together; two-CPU MB/s is all
-    bytes over the slower half's time. None with fewer than two CPUs (or
-    input partitions).
+    The ceiling this machine puts on local[2] / local[1]: the task code
+    (``sink.write_items``) over some input partitions, first in one process
+    pinned to one CPU, then in two forked processes pinned to one CPU each,
+    started together, each over the same partitions (identical work, so
+    neither waits for the other's larger share); two-CPU MB/s is twice the
+    bytes over the slower process's time. Best of ``repeat`` for each, as two
+    vCPUs' speed varies from second to second. None with fewer than two CPUs.
     """
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     if len(cpus) < 2:
         return None
-    parts, covered = _profile_parts(root, budget, min_partitions=4)
-    if len(parts) < 2:
-        return None
+    parts, covered = _profile_parts(root, budget)
     _warm(root)
-    one = _write_timed(parts, cpus[-1])
-    halves = [parts[0::2], parts[1::2]]
-    with multiprocessing.get_context("fork").Pool(2) as pool:
-        both = pool.starmap(_write_timed, [(halves[0], cpus[0]), (halves[1], cpus[-1])])
+    one = both = float("inf")
+    for _ in range(repeat):
+        one = min(one, _write_timed(parts, cpus[-1]))
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            pair = pool.starmap(_write_timed, [(parts, cpus[0]), (parts, cpus[-1])])
+        both = min(both, max(pair))
     return {
         "bytes": covered,
         "one_cpu_s": round(one, 4),
-        "two_cpus_s": round(max(both), 4),
+        "two_cpus_s": round(both, 4),
         "one_cpu_mb_s": round(covered / MB / one, 1),
-        "two_cpus_mb_s": round(covered / MB / max(both), 1),
-        "ratio": round(one / max(both), 2),
+        "two_cpus_mb_s": round(2 * covered / MB / both, 1),
+        "ratio": round(2 * one / both, 2),
     }
 
 
-def _profile_parts(root: Path, budget: int, min_partitions: int = 1) -> tuple[list[Any], int]:
-    """Whole input partitions of the job's plan, in order, until ``budget`` bytes of segments."""
+def _profile_parts(root: Path, budget: int) -> tuple[list[Any], int]:
+    """Whole input partitions of the job's plan, evenly spaced, about ``budget`` bytes of segments.
+
+    Spaced over the whole plan, not its first ones: the plan places the largest
+    files first, and its first partitions can hold no segment of the lz4 topic
+    at all, which made an earlier profile twice too fast."""
     from lethe_tools.audit.datasource import KafkaLogReader, absolute
 
-    options = {"level": "write", "out": "-", "paths": absolute([str(root)])}
-    options["minPartitions"] = str(min_partitions)
-    reader = KafkaLogReader(options)
-    parts, covered = [], 0
-    for part in reader.partitions():
-        if covered >= budget:
-            break
-        parts.append(part)
-        covered += sum(i.size for i in part.items if i.kind == "log")  # type: ignore[attr-defined]
-    return parts, covered
+    reader = KafkaLogReader({"level": "write", "out": "-", "paths": absolute([str(root)])})
+    every = reader.partitions()
+
+    def size(part: Any) -> int:
+        return sum(i.size for i in part.items if i.kind == "log")
+
+    average = max(1, sum(size(part) for part in every) // max(1, len(every)))
+    wanted = max(1, -(-budget // average))  # partitions of average size to cover the budget
+    parts = every[:: max(1, len(every) // wanted)]
+    return parts, sum(size(part) for part in parts)
 
 
 def _write_timed(parts: list[Any], cpu: int) -> float:
@@ -443,16 +451,19 @@ def measure(
 ) -> tuple[dict[str, Figure], dict[str, Any]]:
     """Whole-process figures on ``data``; with ``base``, marginal ones from both dirs.
 
-    Each command runs on the base dir, then on the large one, before the next
-    command starts, so a change in the machine's load falls on both sizes alike.
+    Each command's runs alternate between the base dir and the large one
+    (base, large, base, large, ...) before the next command starts, so a
+    change in the machine's load falls on both sizes alike: a slow spell
+    during the base runs alone would inflate a marginal rate.
     """
     commands = ["verify", "verify_deep", *masters]
     small: dict[str, list[dict[str, Any]]] = {}
     large: dict[str, list[dict[str, Any]]] = {}
     for command in commands:
-        if base is not None:
-            small[command] = time_command(base, repeat, work, command)
-        large[command] = time_command(data, repeat, work, command)
+        for _ in range(max(1, repeat)):
+            if base is not None:
+                small.setdefault(command, []).extend(time_command(base, 1, work, command))
+            large.setdefault(command, []).extend(time_command(data, 1, work, command))
     figures = whole_figures(large, data.log_bytes)
     detail: dict[str, Any] = {master: large[master] for master in masters}
     if base is not None:

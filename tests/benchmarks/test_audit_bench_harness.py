@@ -11,6 +11,7 @@ audit.json/audit.md with its whole-process and marginal figures.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -75,6 +76,29 @@ def test_a_matching_log_dir_is_reused(bench: dict[str, ModuleType], tmp_path: Pa
     before = log.stat().st_mtime_ns
     assert bench["data"].ensure_logdir(tmp_path, TINY) == first
     assert log.stat().st_mtime_ns == before
+
+
+def test_profile_samples_partitions_spread_over_the_whole_plan(
+    bench: dict[str, ModuleType], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One file per input partition, so the tiny dir has a long plan; a quarter of its
+    # bytes must come from partitions spread evenly over the plan, not from its head.
+    from lethe_tools.audit import datasource
+
+    monkeypatch.setattr(datasource, "_DEFAULT_PARTITION_BYTES", 1)
+    made = bench["data"].ensure_logdir(tmp_path, TINY)
+    root = Path(made.path)
+    plan = datasource.KafkaLogReader(
+        {"level": "write", "out": "-", "paths": datasource.absolute([str(root)])}
+    ).partitions()
+    parts, covered = bench["bench"]._profile_parts(root, made.log_bytes // 4)
+    indexes = [part.index for part in parts]  # type: ignore[attr-defined]
+    steps = {later - earlier for earlier, later in itertools.pairwise(indexes)}
+    assert len(plan) >= 16 and len(parts) >= 2
+    assert indexes[0] == 0 and len(steps) == 1 and steps != {1}  # evenly spaced, not the head
+    assert indexes[-1] >= len(plan) // 2
+    logs = [item for part in parts for item in part.items if item.kind == "log"]
+    assert covered == sum(item.size for item in logs) > 0
 
 
 def test_phases_split_a_run_at_the_jobs_progress_lines(bench: dict[str, ModuleType]) -> None:
@@ -218,11 +242,12 @@ def test_whole_run_with_one_master_writes_results(tmp_path: Path) -> None:
     if len(os.sched_getaffinity(0)) >= 2:  # one CPU, then two at once, same partitions
         assert scaling["bytes"] > 0
         assert scaling["one_cpu_s"] > 0 and scaling["two_cpus_s"] > 0
+        # both processes did the whole work: twice the bytes in the slower one's time
         assert scaling["ratio"] == pytest.approx(
-            scaling["one_cpu_s"] / scaling["two_cpus_s"], abs=0.02 + 0.01 * scaling["ratio"]
+            2 * scaling["one_cpu_s"] / scaling["two_cpus_s"], abs=0.02 + 0.01 * scaling["ratio"]
         )
         assert scaling["two_cpus_mb_s"] == pytest.approx(
-            scaling["bytes"] / 1e6 / scaling["two_cpus_s"], rel=0.02
+            2 * scaling["bytes"] / 1e6 / scaling["two_cpus_s"], rel=0.02
         )
     else:
         assert scaling is None
