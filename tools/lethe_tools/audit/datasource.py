@@ -17,7 +17,8 @@ Options
                              | ``write`` (the job's: tasks write Parquet, see below)
 ``out``                      level ``write``: the folder (or URI) the tables go to
 ``partitionBytes``           bytes of files per input partition (default 128 MiB)
-``minPartitions``            at least this many input partitions when there are enough files
+``minPartitions``            at least this many input partitions when there are enough files,
+                             and a multiple of it (pass a multiple of the cores)
 ``rowsPerBatch``             rows per Arrow batch a task yields (default 65536)
 
 Theory of operation
@@ -148,9 +149,9 @@ def plan(items: list[Item], partition_bytes: int, min_partitions: int) -> list[l
     if not items:
         return []
     total = sum(_cost(item) for item in items)
+    wanted = max(min_partitions, -(-total // max(partition_bytes, 1)))
     step = max(min_partitions, 1)
-    count = -(-max(min_partitions, -(-total // max(partition_bytes, 1))) // step) * step
-    count = max(1, min(count, len(items)))
+    count = max(1, min(-(-wanted // step) * step, len(items)))  # a multiple, if enough items
     heap = [(0, index) for index in range(count)]
     bins: list[list[tuple[int, Item]]] = [[] for _ in range(count)]
     ranked = sorted(enumerate(items), key=lambda pair: -_cost(pair[1]))
