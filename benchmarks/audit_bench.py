@@ -227,7 +227,7 @@ def task_profile(root: Path, budget: int = PROFILE_BYTES) -> dict[str, float]:
         start = time.perf_counter()
         files = 0
         for number, part in enumerate(parts):
-            files += len(write_items(part.items, str(target), number))  # type: ignore[attr-defined]
+            files += len(write_items(part.items, str(target), number))
         whole = time.perf_counter() - start
     finally:
         shutil.rmtree(target, ignore_errors=True)

@@ -92,7 +92,7 @@ def test_profile_samples_partitions_spread_over_the_whole_plan(
         {"level": "write", "out": "-", "paths": datasource.absolute([str(root)])}
     ).partitions()
     parts, covered = bench["bench"]._profile_parts(root, made.log_bytes // 4)
-    indexes = [part.index for part in parts]  # type: ignore[attr-defined]
+    indexes = [part.index for part in parts]
     steps = {later - earlier for earlier, later in itertools.pairwise(indexes)}
     assert len(plan) >= 16 and len(parts) >= 2
     assert indexes[0] == 0 and len(steps) == 1 and steps != {1}  # evenly spaced, not the head
