@@ -41,9 +41,10 @@ Theory of operation
    Arrow and Parquet files), over input partitions of the large dir's plan.
 5. The machine's own ceiling for local[2] / local[1], also without Spark: the
    whole task over the same partitions in one process on one CPU, then in
-   two processes on two CPUs at once, each doing that same work (``task_scaling``). Two vCPUs of a
-   virtual machine may share a physical core or be slowed by neighbours;
-   this ratio says how much two cores give this code here.
+   two processes on two CPUs at once, each doing that same work
+   (``task_scaling``). Two vCPUs of a virtual machine may share a physical
+   core or be slowed by neighbours; this ratio says how much two cores give
+   this code here.
 
 MB = 10^6 bytes of ``.log`` files. Targets (issue 5), judged on the marginal
 figures: local[2] >= 1.8 x local[1]; per-core throughput (local[1], and
@@ -203,34 +204,25 @@ def run_audit(root: Path, master: str, work: Path, records: int) -> dict[str, An
     }
 
 
-def task_profile(root: Path, budget: int = PROFILE_BYTES) -> dict[str, float]:
+def task_profile(root: Path, cpu: int | None, budget: int = PROFILE_BYTES) -> dict[str, float]:
     """One core, no Spark: MB/s of the tasks' decode alone and of the whole task.
 
     Over whole input partitions spread evenly over the job's own plan, about
     ``budget`` bytes of segments (:func:`_profile_parts`: a sample with the
     dir's mix of topics and codecs), so the profile takes seconds, not
-    minutes. The whole task is
-    ``sink.write_items``: decode, Arrow batches and Parquet files (to a temp dir).
+    minutes, on ``cpu``. The whole task is ``sink.write_items``: decode, Arrow
+    batches and Parquet files (to a temp dir).
     """
-    from lethe_tools.audit.sink import write_items
-
     _warm(root)
     parts, covered = _profile_parts(root, budget)
-    # one whole partition first, untimed: a process's first decode pays one-time
-    # set-up (lazy imports, dtypes, codecs) that a small first item does not reach
-    _decode_discarding(parts[:1])
-    start = time.perf_counter()
-    _decode_discarding(parts)
-    decode = time.perf_counter() - start
-    target = Path(tempfile.mkdtemp(prefix="audit-profile-"))
-    try:
+    with pinned(cpu):
+        # one whole partition first, untimed: a process's first decode pays one-time
+        # set-up (lazy imports, dtypes, codecs) that a small first item does not reach
+        _decode_discarding(parts[:1])
         start = time.perf_counter()
-        files = 0
-        for number, part in enumerate(parts):
-            files += len(write_items(part.items, str(target), number))
-        whole = time.perf_counter() - start
-    finally:
-        shutil.rmtree(target, ignore_errors=True)
+        _decode_discarding(parts)
+        decode = time.perf_counter() - start
+    whole, files = _write_timed(parts, cpu)
     return {
         "bytes": covered,
         "decode_s": round(decode, 2),
@@ -261,10 +253,10 @@ def task_scaling(
     _warm(root)
     one = both = float("inf")
     for _ in range(repeat):
-        one = min(one, _write_timed(parts, cpus[-1]))
+        one = min(one, _write_timed(parts, cpus[-1])[0])
         with multiprocessing.get_context("fork").Pool(2) as pool:
             pair = pool.starmap(_write_timed, [(parts, cpus[0]), (parts, cpus[-1])])
-        both = min(both, max(pair))
+        both = min(both, max(seconds for seconds, _ in pair))
     return {
         "bytes": covered,
         "one_cpu_s": round(one, 4),
@@ -295,18 +287,22 @@ def _profile_parts(root: Path, budget: int) -> tuple[list[Any], int]:
     return parts, sum(size(part) for part in parts)
 
 
-def _write_timed(parts: list[Any], cpu: int) -> float:
-    """Seconds for ``write_items`` over ``parts`` on ``cpu`` (after one untimed partition)."""
+def _write_timed(parts: list[Any], cpu: int | None) -> tuple[float, int]:
+    """(seconds, Parquet files) of ``write_items`` over ``parts`` on ``cpu``, to a temp dir.
+
+    One partition is written first, untimed, so the timed pass starts warm."""
     from lethe_tools.audit.sink import write_items
 
-    target = Path(tempfile.mkdtemp(prefix="audit-scaling-"))
+    target = Path(tempfile.mkdtemp(prefix="audit-task-"))
     try:
         with pinned(cpu):
-            write_items(parts[0].items, str(target), 10_000)
+            write_items(parts[0].items, str(target), len(parts))
             start = time.perf_counter()
-            for number, part in enumerate(parts):
-                write_items(part.items, str(target), number)
-            return time.perf_counter() - start
+            files = sum(
+                len(write_items(part.items, str(target), number))
+                for number, part in enumerate(parts)
+            )
+            return time.perf_counter() - start, files
     finally:
         shutil.rmtree(target, ignore_errors=True)
 
@@ -472,8 +468,7 @@ def measure(
         detail["marginal"] = rows
         detail["base_runs"] = small
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [None]
-    with pinned(cpus[-1]):
-        detail["task_profile_one_core"] = task_profile(Path(data.path))
+    detail["task_profile_one_core"] = task_profile(Path(data.path), cpus[-1])
     detail["task_scaling"] = task_scaling(Path(data.path))
     return figures, detail
 
