@@ -104,6 +104,9 @@ def live_logs(tables: dict[str, DataFrame]) -> DataFrame:
 
 #: Key under which :func:`share` keeps the cached :func:`live_files` frame in a tables dict.
 LIVE_FILES = "live_files"
+#: The tables :func:`share` caches whole: a row per partition, segment, checkpoint entry,
+#: commit or problem.
+_SMALL_TABLES = ("partitions", "segments", "checkpoints", "offsets", "problems")
 #: Columns of the records table the record-level checks read (see :func:`check_records`).
 RECORD_COLUMNS = (
     "topic",
@@ -149,7 +152,7 @@ def share(tables: dict[str, DataFrame], logs: DataFrame) -> dict[str, DataFrame]
     commit or problem) are cached too: most checks join them, and a scan of a
     cached table costs no file listing and no Parquet footers."""
     shared = dict(tables)
-    for name in ("partitions", "segments", "checkpoints", "offsets", "problems"):
+    for name in _SMALL_TABLES:
         if name in shared:
             shared[name] = shared[name].cache()
     shared[LIVE_FILES] = live_files(shared, logs).cache()
@@ -158,7 +161,7 @@ def share(tables: dict[str, DataFrame], logs: DataFrame) -> dict[str, DataFrame]
 
 def release(tables: dict[str, DataFrame]) -> None:
     """Unpersist what :func:`share` cached."""
-    for name in ("partitions", "segments", "checkpoints", "offsets", "problems", LIVE_FILES):
+    for name in (*_SMALL_TABLES, LIVE_FILES):
         if name in tables:
             tables[name].unpersist()
 
