@@ -20,7 +20,8 @@ configs.
 
 Authorization (only with an authorizer, :mod:`.topic_access`): CreateTopics
 needs CREATE on the cluster or the topic, DeleteTopics DESCRIBE (else 29
-before existence) and DELETE on the topic.
+before existence) and DELETE on the topic, CreatePartitions ALTER on the
+topic (29, null message, after the duplicates and before the others).
 
 DeleteTopics: topics by name (v0-5 ``topic_names``, v6 ``topics[].name``) or by
 id (v6). Neither or both given, duplicates, a name that maps to an id also
@@ -69,7 +70,6 @@ from lethe_formats.protocol.messages.delete_topics import (
     DeleteTopicsResponse,
 )
 from lethe_formats.protocol.schema import ZERO_UUID
-from lethe_formats.storage.kafka_uuid import ZERO_UUID as NO_TOPIC_ID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
 from lethe_reference.handlers import topic_access
@@ -84,7 +84,7 @@ from lethe_reference.handlers.topic_creation import (
     effective_configs,
     plan_topic,
 )
-from lethe_reference.handlers.topic_deletion import DeletionError, resolve_deletions
+from lethe_reference.handlers.topic_deletion import resolve_deletions
 from lethe_reference.metadata import new_topic_id
 
 if TYPE_CHECKING:
@@ -214,11 +214,6 @@ def _delete_error(
     return DeleteTopicsResponse(responses=tuple(named + by_state))
 
 
-def _topic_id(broker: Broker, name: str) -> KafkaUuid | None:
-    info = broker.metadata.get(name)
-    return None if info is None else info.topic_id
-
-
 @handles(ApiKey.DELETE_TOPICS, error_response=_delete_error)
 def delete_topics(
     broker: Broker, ctx: RequestContext, request: DeleteTopicsRequest
@@ -228,16 +223,8 @@ def delete_topics(
             raise error_for_code(ErrorCode.INVALID_REQUEST, "Topic deletion is disabled.")
         raise error_for_code(ErrorCode.TOPIC_DELETION_DISABLED)
     states = [(t.name, KafkaUuid(t.topic_id.bytes)) for t in request.topics]
-    named = [*request.topic_names, *(n for n, i in states if n is not None and i == NO_TOPIC_ID)]
-    hidden, _ = topic_access.split_deletions(broker, ctx, named)
-    names = [n for n in request.topic_names if n not in hidden]
-    states = [(n, i) for n, i in states if n is None or n not in hidden]
-    results, to_delete = resolve_deletions(broker, names, states)
-    refused = topic_access.undeletable(broker, ctx, to_delete)
-    to_delete = [n for n in to_delete if n not in refused]
-    denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    results += [DeletionError(n, None, denied, denied.message) for n in hidden]
-    results += [DeletionError(n, _topic_id(broker, n), denied, denied.message) for n in refused]
+    rights = topic_access.deletion_rights(broker, ctx)
+    results, to_delete = resolve_deletions(broker, request.topic_names, states, rights)
     out = [
         DeletableTopicResult(
             name=r.name,
@@ -337,9 +324,16 @@ def create_partitions(
         for name, count in counts.items()
         if count > 1
     ]
+    allowed = []
     for topic in request.topics:
         if counts[topic.name] > 1:
             continue
+        if topic_access.alterable(broker, ctx, topic.name):
+            allowed.append(topic)
+        else:
+            denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            results.append(CreatePartitionsTopicResult(name=topic.name, error_code=denied))
+    for topic in allowed:
         try:
             _grow(broker, topic, request.validate_only)
             results.append(CreatePartitionsTopicResult(name=topic.name, error_code=ErrorCode.NONE))
