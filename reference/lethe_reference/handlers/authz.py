@@ -27,7 +27,10 @@ authorizer (or for a super user), every supported operation
              ALTER_CONFIGS 11                                            -> 3400
 
 A field the client did not ask for is ``-2147483648`` (INT32_MIN), the
-schema default.
+schema default. The cluster's field (Metadata v8-10, DescribeCluster) is 0
+when the principal may not DESCRIBE the cluster, whatever else it may do
+there (:func:`cluster_operations`, ``KafkaApis.handleTopicMetadataRequest`` and
+``AuthHelper.computeDescribeClusterResponse``).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ __all__ = [
     "authorized_operations",
     "authorizer_of",
     "bit_field",
+    "cluster_operations",
 ]
 
 OMITTED = -(1 << 31)
@@ -149,3 +153,10 @@ def authorized_operations(
         return _all_operations(resource_type)
     ops = authorizer.authorized_operations(ctx.principal, ctx.client_host, resource_type, name)
     return bit_field(int(op) for op in ops)
+
+
+def cluster_operations(broker: Broker, ctx: RequestContext) -> int:
+    """The cluster's authorized-operations field: 0 without DESCRIBE on it."""
+    if not authorize_cluster(broker, ctx, AclOperation.DESCRIBE):
+        return 0
+    return authorized_operations(broker, ctx, ResourceType.CLUSTER, CLUSTER_NAME)

@@ -101,10 +101,11 @@ def fetch_sessions(broker: Broker) -> FetchSessionCache:
 
 
 def _error_data(partition: int, code: ErrorCode) -> PartitionData:
-    """``FetchResponse.partitionResponse``: the error, HW -1, the schema defaults
-    (aborted transactions an empty list, records null); unlike a failed read,
-    which sends null aborted transactions and empty records."""
-    return PartitionData(partition_index=partition, error_code=code, high_watermark=-1)
+    """``FetchResponse.partitionResponse``: the error, HW -1, empty records
+    (``MemoryRecords.EMPTY``, not null: a real Kafka 4.0.0 sends length 0 for a
+    partition refused with 29), aborted transactions the schema's empty list;
+    unlike a failed read, which sends null aborted transactions."""
+    return PartitionData(partition_index=partition, error_code=code, high_watermark=-1, records=b"")
 
 
 def _partition_data(partition: int, read: PartitionRead) -> PartitionData:
