@@ -1,0 +1,244 @@
+"""The partial-rights probes (carol: DESCRIBE on authz-* topics, READ on the group) and
+the super user's bit fields, with Kafka 4.0's answers (see authz_table for the frame)."""
+
+from __future__ import annotations
+
+import authz_calls as c
+from authz_table import (
+    ABSENT,
+    BROKER_RESOURCE,
+    CAF,
+    CLUSTER_DENIED,
+    DESCRIBE_ONLY,
+    GAF,
+    GROUP,
+    OMITTED,
+    OTHER_GROUP,
+    READ_GROUP,
+    TAF,
+    TOPIC,
+    TOPIC_DENIED,
+    TOPIC_RESOURCE,
+    UNKNOWN_TP,
+    ZERO,
+    Probe,
+    same,
+)
+from lethe_formats.protocol.api_keys import ApiKey
+from lethe_formats.protocol.messages import (
+    delete_groups,
+    describe_cluster,
+    describe_groups,
+    list_groups,
+    metadata,
+)
+
+__all__ = ["PARTIAL_PROBES", "SUPER_PROBES"]
+
+PARTIAL_PROBES: tuple[Probe, ...] = (
+    Probe(
+        "delete topics: DESCRIBE without DELETE",
+        ApiKey.DELETE_TOPICS,
+        6,
+        "ControllerApis.deleteTopics: describable and absent -> UNKNOWN_TOPIC_OR_PARTITION; "
+        "describable, no DELETE -> 29 with a zero id",
+        c.delete_topics_request,
+        c.deleted,
+        same([(ABSENT, ZERO, 3, UNKNOWN_TP), (TOPIC, ZERO, TAF, TOPIC_DENIED)]),
+    ),
+    Probe(
+        "delete topics by id: DESCRIBE without DELETE",
+        ApiKey.DELETE_TOPICS,
+        6,
+        "ControllerApis.deleteTopics: an id that is describable but not deletable keeps its name",
+        c.by_id_only_request,
+        c.deleted,
+        lambda w: [(TOPIC, w.topic_id, TAF, TOPIC_DENIED)],
+    ),
+    Probe(
+        "metadata: DESCRIBE without CREATE",
+        ApiKey.METADATA,
+        12,
+        "handleTopicMetadataRequest: a described topic with its operations (DESCRIBE only); "
+        "an absent one auto-creation would make needs CREATE -> 29",
+        c.metadata_request([TOPIC, ABSENT]),
+        c.meta_named,
+        same([(0, TOPIC, 1, DESCRIBE_ONLY), (TAF, ABSENT, 0, OMITTED)]),
+    ),
+    Probe(
+        "metadata all topics: only the describable",
+        ApiKey.METADATA,
+        12,
+        "handleTopicMetadataRequest: all topics lists only those with DESCRIBE",
+        c.metadata_request(None),
+        c.meta_named,
+        same([(0, TOPIC, 1, DESCRIBE_ONLY)]),
+    ),
+    Probe(
+        "list offsets: DESCRIBE is enough; absent described topic is 3",
+        ApiKey.LIST_OFFSETS,
+        10,
+        "handleListOffsetRequest: DESCRIBE, then existence",
+        c.list_offsets_request,
+        c.listed,
+        same([(ABSENT, 0, 3, -1, -1), (TOPIC, 0, 0, -1, 3)]),
+    ),
+    Probe(
+        "delete records: DESCRIBE is not DELETE",
+        ApiKey.DELETE_RECORDS,
+        2,
+        "handleDeleteRecordsRequest: DELETE on the topic",
+        c.delete_records_request,
+        c.records_deleted,
+        same([(ABSENT, 0, TAF, -1), (TOPIC, 0, TAF, -1)]),
+    ),
+    Probe(
+        "create partitions: DESCRIBE is not ALTER",
+        ApiKey.CREATE_PARTITIONS,
+        3,
+        "ControllerApis.createPartitions: ALTER on the topic",
+        c.create_partitions_request,
+        c.partitions_created,
+        same([(ABSENT, TAF, None), (TOPIC, TAF, None)]),
+    ),
+    Probe(
+        "describe configs: DESCRIBE is not DESCRIBE_CONFIGS",
+        ApiKey.DESCRIBE_CONFIGS,
+        4,
+        "ConfigHelper.handleDescribeConfigsRequest: DESCRIBE_CONFIGS on the topic",
+        c.describe_configs_request,
+        c.configs_described,
+        lambda w: [
+            (TOPIC_RESOURCE, TOPIC, TAF, TOPIC_DENIED, ()),
+            (TOPIC_RESOURCE, ABSENT, TAF, TOPIC_DENIED, ()),
+            (BROKER_RESOURCE, str(w.broker_id), CAF, CLUSTER_DENIED, ()),
+        ],
+    ),
+    Probe(
+        "offset fetch: the group's READ and the topic's DESCRIBE",
+        ApiKey.OFFSET_FETCH,
+        9,
+        "handleOffsetFetchRequest: DESCRIBE on the group, DESCRIBE on each topic",
+        c.offset_fetch_request,
+        c.offsets_with_topics,
+        same([(GROUP, 0, [(TOPIC, 0, 2, 0)])]),
+    ),
+    Probe(
+        "offset commit: READ on the group, not on the topic",
+        ApiKey.OFFSET_COMMIT,
+        9,
+        "handleOffsetCommitRequest: READ on the group, then READ on each topic",
+        c.offset_commit_request,
+        c.committed,
+        same([(TOPIC, 0, TAF)]),
+    ),
+    Probe(
+        "describe groups: READ gives READ and DESCRIBE; refused groups first",
+        ApiKey.DESCRIBE_GROUPS,
+        5,
+        "handleDescribeGroupsRequest: refused groups answered before the described ones; "
+        "AuthHelper.authorizedOperations over AclEntry.supportedOperations(GROUP)",
+        lambda _: describe_groups.DescribeGroupsRequest(
+            groups=(GROUP, OTHER_GROUP), include_authorized_operations=True
+        ),
+        c.groups_described_ops,
+        same([(OTHER_GROUP, GAF, "", OMITTED), (GROUP, 0, "Empty", READ_GROUP)]),
+    ),
+    Probe(
+        "list groups: the describable group",
+        ApiKey.LIST_GROUPS,
+        5,
+        "handleListGroupsRequest: DESCRIBE on the group",
+        lambda _: list_groups.ListGroupsRequest(),
+        c.groups_listed_named,
+        same((0, [(GROUP, "Empty")])),
+    ),
+    Probe(
+        "find coordinator: DESCRIBE on the group",
+        ApiKey.FIND_COORDINATOR,
+        6,
+        "handleFindCoordinatorRequestV4AndAbove: DESCRIBE on the group",
+        c.find_request(GROUP, 0),
+        c.coordinator_found,
+        same([(GROUP, 0, True)]),
+    ),
+    Probe(
+        "delete groups: READ is not DELETE",
+        ApiKey.DELETE_GROUPS,
+        2,
+        "handleDeleteGroupsRequest: DELETE on each group",
+        lambda _: delete_groups.DeleteGroupsRequest((GROUP,)),
+        c.groups_deleted,
+        same([(GROUP, GAF)]),
+    ),
+    Probe(
+        "offset delete: READ is not DELETE",
+        ApiKey.OFFSET_DELETE,
+        0,
+        "handleOffsetDeleteRequest: DELETE on the group",
+        c.offset_delete_request,
+        c.offsets_deleted,
+        same((GAF, ())),
+    ),
+    Probe(
+        "init producer id: DESCRIBE is not WRITE",
+        ApiKey.INIT_PRODUCER_ID,
+        5,
+        "handleInitProducerIdRequest: IDEMPOTENT_WRITE on the cluster or WRITE on some topic",
+        c.init_pid_request(None),
+        c.pid,
+        same((CAF, -1, -1)),
+    ),
+    Probe(
+        "delete partitions (KIP-694): DESCRIBE is not DELETE",
+        ApiKey.DELETE_PARTITIONS,
+        0,
+        "catalog KIP694-ERR-4: DELETE on the topic",
+        c.delete_partitions_request,
+        c.partitions_deleted,
+        same((0, [(TOPIC, TAF, None, ()), (ABSENT, TAF, None, ())])),
+    ),
+)
+
+#: read-only requests of the super user: every supported operation in the bit fields
+SUPER_PROBES: tuple[Probe, ...] = (
+    Probe(
+        "describe groups: a super user's operations",
+        ApiKey.DESCRIBE_GROUPS,
+        5,
+        "AuthHelper.authorizedOperations: READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS",
+        lambda _: describe_groups.DescribeGroupsRequest(
+            groups=(GROUP,), include_authorized_operations=True
+        ),
+        c.groups_described_ops,
+        same([(GROUP, 0, "Empty", 3400)]),
+    ),
+    Probe(
+        "metadata: a super user's topic and cluster operations",
+        ApiKey.METADATA,
+        10,
+        "handleTopicMetadataRequest: AclEntry.supportedOperations(TOPIC / CLUSTER)",
+        lambda _: metadata.MetadataRequest(
+            topics=(metadata.MetadataRequestTopic(name=TOPIC),),
+            allow_auto_topic_creation=False,
+            include_cluster_authorized_operations=True,
+            include_topic_authorized_operations=True,
+        ),
+        lambda r, _: (
+            [t.topic_authorized_operations for t in r.topics],
+            r.cluster_authorized_operations,
+        ),
+        same(([3576], 8096)),
+    ),
+    Probe(
+        "describe cluster: a super user's cluster operations",
+        ApiKey.DESCRIBE_CLUSTER,
+        1,
+        "AuthHelper.computeDescribeClusterResponse",
+        lambda _: describe_cluster.DescribeClusterRequest(
+            include_cluster_authorized_operations=True
+        ),
+        c.cluster,
+        same((0, 8096, 1)),
+    ),
+)
