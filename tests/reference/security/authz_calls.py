@@ -455,3 +455,23 @@ def groups_listed_named(r: list_groups.ListGroupsResponse, _: World) -> Any:
 
 def groups_described_ops(r: describe_groups.DescribeGroupsResponse, _: World) -> Any:
     return [(g.group_id, g.error_code, g.group_state, g.authorized_operations) for g in r.groups]
+
+
+def configs_described_dynamic(r: describe_configs.DescribeConfigsResponse, _: World) -> Any:
+    """Each resource's error and its dynamic topic configs (source 1)."""
+    return [
+        (
+            x.resource_type,
+            x.resource_name,
+            x.error_code,
+            x.error_message,
+            sorted((c.name, c.value) for c in x.configs if c.config_source == 1),
+        )
+        for x in r.results
+    ]
+
+
+def describe_configs_reversed_request(w: World) -> Struct:
+    """The broker, the absent topic, then the topic (the one a partial principal may see)."""
+    resources = describe_configs_request(w).resources  # type: ignore[attr-defined]
+    return describe_configs.DescribeConfigsRequest(tuple(reversed(resources)))

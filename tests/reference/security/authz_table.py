@@ -51,11 +51,13 @@ ZERO = uuid.UUID(int=0)
 OMITTED = -(1 << 31)
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
 RETENTION = "retention.ms"
-#: carol may DESCRIBE every topic named authz-* (PREFIXED) and READ the group (which
-#: implies DESCRIBE on it), nothing else: the partial-rights probes
+#: carol may DESCRIBE every topic named authz-* (PREFIXED), DESCRIBE_CONFIGS the topic
+#: and READ the group (which implies DESCRIBE on it), nothing else: the partial-rights
+#: probes
 CAROL = "User:carol"
 CAROL_ACLS = (
     Acl(TOPIC_RESOURCE, "authz-", 4, CAROL, "*", 8, 3),
+    Acl(TOPIC_RESOURCE, TOPIC, 3, CAROL, "*", 10, 3),  # DESCRIBE_CONFIGS on the topic
     Acl(3, GROUP, 3, CAROL, "*", 3, 3),
 )
 RECORDS = build_batch([RecordSpec(b"k", b"v", (), 1000 + i) for i in range(3)], base_offset=0)
@@ -72,7 +74,7 @@ def same(value: Any) -> Callable[[World], Any]:
 
 
 UNKNOWN_TP = "This server does not host this topic-partition."
-DESCRIBE_ONLY = 1 << 8
+DESCRIBE_AND_CONFIGS = (1 << 8) | (1 << 10)
 READ_GROUP = (1 << 3) | (1 << 8)  # READ implies DESCRIBE
 
 
