@@ -15,6 +15,7 @@ from authz_table import (
     RETENTION,
     TOPIC,
     TOPIC_RESOURCE,
+    TXN,
     UNKNOWN_ID,
     World,
 )
@@ -51,6 +52,7 @@ from lethe_formats.protocol.messages import (
 from lethe_formats.protocol.messages import create_acls as ca
 from lethe_formats.protocol.messages import incremental_alter_configs as iac
 from lethe_formats.protocol.schema import Struct
+from lethe_formats.records.builder import RecordSpec, build_batch
 
 # --- summaries ----------------------------------------------------------------------------
 
@@ -475,3 +477,48 @@ def describe_configs_reversed_request(w: World) -> Struct:
     """The broker, the absent topic, then the topic (the one a partial principal may see)."""
     resources = describe_configs_request(w).resources  # type: ignore[attr-defined]
     return describe_configs.DescribeConfigsRequest(tuple(reversed(resources)))
+
+
+# --- older versions and transactional records ---------------------------------------------
+
+TXN_RECORDS = build_batch(
+    [RecordSpec(b"k", b"t", (), 1000)],
+    base_offset=0,
+    producer_id=7,
+    producer_epoch=0,
+    base_sequence=0,
+    is_transactional=True,
+)
+
+
+def transactional_produce_request(_: World) -> Struct:
+    data = tuple(
+        produce.TopicProduceData(name, (produce.PartitionProduceData(0, TXN_RECORDS),))
+        for name in (TOPIC, ABSENT)
+    )
+    return produce.ProduceRequest(transactional_id=TXN, acks=-1, timeout_ms=5000, topic_data=data)
+
+
+def offset_fetch_v7_request(_: World) -> Struct:
+    topic = offset_fetch.OffsetFetchRequestTopic(TOPIC, (0,))
+    return offset_fetch.OffsetFetchRequest(group_id=GROUP, topics=(topic,))
+
+
+def offsets_fetched_v7(r: offset_fetch.OffsetFetchResponse, _: World) -> Any:
+    return r.error_code, [
+        (t.name, p.partition_index, p.committed_offset, p.error_code)
+        for t in r.topics
+        for p in t.partitions
+    ]
+
+
+def find_v3_request(_: World) -> Struct:
+    return find_coordinator.FindCoordinatorRequest(key=GROUP, key_type=0)
+
+
+def coordinator_v3(r: find_coordinator.FindCoordinatorResponse, _: World) -> Any:
+    return r.error_code, r.error_message, r.node_id, r.host, r.port
+
+
+def delete_topics_v5_request(_: World) -> Struct:
+    return delete_topics.DeleteTopicsRequest(topic_names=(TOPIC, ABSENT), timeout_ms=5000)

@@ -29,7 +29,7 @@ must equal what it read before.
 Verified on a real Kafka 4.0.0 (KRaft, SASL_PLAINTEXT + PLAIN, StandardAuthorizer,
 super.users=User:admin, allow.everyone.if.no.acl.found=false) on 2026-11-27 with these
 same tables and lethe's protocol client: every probe but DeletePartitions (which Kafka
-does not serve) gave exactly the expected summary, 91 of 91 (36 probes each for alice
+does not serve) gave exactly the expected summary, 99 of 99 (40 probes each for alice
 and ANONYMOUS, 16 for carol, 3 for admin), and its snapshot was unchanged afterwards.
 """
 
