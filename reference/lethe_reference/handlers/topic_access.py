@@ -7,6 +7,13 @@ it, each topic needs CREATE on itself. A refused topic is answered
 TOPIC_AUTHORIZATION_FAILED (29) "Authorization failed." before any validation
 of its settings, and nothing is created (:func:`creatable`).
 
+A created topic's configs, partition count and replication factor are
+answered only with DESCRIBE_CONFIGS on the topic (no cluster shortcut); without
+it the topic is created all the same and its result says
+``topic_config_error_code`` TOPIC_AUTHORIZATION_FAILED with -1, -1 and no
+configs (``ReplicationControlManager.createTopic``, :func:`configs_visible`).
+Refused topics are listed after the duplicates (``ControllerApis.createTopics``).
+
 DeleteTopics: DELETE on the CLUSTER allows every topic (Kafka's
 ``hasClusterAuth``); without it each topic needs DESCRIBE and DELETE on
 itself (:func:`deletion_rights`; what each refusal answers is in
@@ -33,7 +40,7 @@ from lethe_reference.handlers.topic_deletion import ALL_RIGHTS, Rights
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
 
-__all__ = ["CREATE_DENIED", "alterable", "creatable", "deletion_rights"]
+__all__ = ["CREATE_DENIED", "alterable", "configs_visible", "creatable", "deletion_rights"]
 
 CREATE_DENIED = "Authorization failed."
 
@@ -48,6 +55,11 @@ def creatable(broker: Broker, ctx: RequestContext, names: Iterable[str]) -> set[
     if authorize_cluster(broker, ctx, AclOperation.CREATE):
         return wanted
     return {n for n in wanted if _may(broker, ctx, AclOperation.CREATE, n)}
+
+
+def configs_visible(broker: Broker, ctx: RequestContext, name: str) -> bool:
+    """CreateTopics: whether a created topic's configs may be returned (DESCRIBE_CONFIGS)."""
+    return _may(broker, ctx, AclOperation.DESCRIBE_CONFIGS, name)
 
 
 def deletion_rights(broker: Broker, ctx: RequestContext) -> Rights:

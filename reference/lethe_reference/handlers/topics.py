@@ -19,7 +19,8 @@ Successes (and ``validate_only`` ones, which create nothing) carry a topic id
 configs.
 
 Authorization (only with an authorizer, :mod:`.topic_access`): CreateTopics
-needs CREATE on the cluster or the topic, DeleteTopics DESCRIBE (else 29
+needs CREATE on the cluster or the topic (refusals listed after the duplicates;
+a created topic's configs only with DESCRIBE_CONFIGS on it), DeleteTopics DESCRIBE (else 29
 before existence) and DELETE on the topic, CreatePartitions ALTER on the
 topic (29, null message, after the duplicates and before the others).
 
@@ -46,6 +47,7 @@ KIP694-ERR-5); the count check above is unchanged (KIP694-ERR-8).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lethe_formats.protocol.api_keys import ApiKey
@@ -167,10 +169,9 @@ def create_topics(
     results: list[CreatableTopicResult] = []
     plans: list[TopicPlan] = []
     may_create = topic_access.creatable(broker, ctx, (t.name for t in allowed))
+    denied = [t.name for t in allowed if t.name not in may_create]
     for topic in allowed:
         if topic.name not in may_create:
-            code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            results.append(_failure(topic.name, code, topic_access.CREATE_DENIED))
             continue
         try:
             plans.append(_plan(broker, topic))
@@ -182,12 +183,28 @@ def create_topics(
     done = iter(plans)
     for index, result in enumerate(results):
         if result.error_code == ErrorCode.NONE:
-            results[index] = _create(broker, next(done), request.validate_only)
+            created = _create(broker, next(done), request.validate_only)
+            if not topic_access.configs_visible(broker, ctx, created.name):
+                created = _configs_hidden(created)
+            results[index] = created
     results += [_failure(n, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for n in duplicates]
     if any(t.name == CLUSTER_METADATA_TOPIC for t in candidates):
         message = f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."
         results.append(_failure(CLUSTER_METADATA_TOPIC, ErrorCode.INVALID_REQUEST, message))
+    refused = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    results += [_failure(n, refused, topic_access.CREATE_DENIED) for n in denied]
     return CreateTopicsResponse(topics=tuple(results))
+
+
+def _configs_hidden(result: CreatableTopicResult) -> CreatableTopicResult:
+    """A created topic the principal may not DESCRIBE_CONFIGS: no configs, counts -1."""
+    return replace(
+        result,
+        topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        num_partitions=-1,
+        replication_factor=-1,
+        configs=(),
+    )
 
 
 def _create(broker: Broker, plan: TopicPlan, validate_only: bool) -> CreatableTopicResult:

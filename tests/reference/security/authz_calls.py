@@ -17,6 +17,7 @@ from authz_table import (
     TOPIC_RESOURCE,
     TXN,
     UNKNOWN_ID,
+    ZERO,
     World,
 )
 from lethe_formats.protocol.messages import (
@@ -522,3 +523,31 @@ def coordinator_v3(r: find_coordinator.FindCoordinatorResponse, _: World) -> Any
 
 def delete_topics_v5_request(_: World) -> Struct:
     return delete_topics.DeleteTopicsRequest(topic_names=(TOPIC, ABSENT), timeout_ms=5000)
+
+
+DENIED_NEW = "zz-denied"
+
+
+def create_mixed_request(_: World) -> Struct:
+    """Validate only: a topic the principal may not create, then one it may."""
+    topics = tuple(
+        create_topics.CreatableTopic(name=n, num_partitions=1, replication_factor=1)
+        for n in (DENIED_NEW, NEW)
+    )
+    return create_topics.CreateTopicsRequest(topics, 5000, validate_only=True)
+
+
+def created_with_config_error(r: create_topics.CreateTopicsResponse, _: World) -> Any:
+    return [
+        (
+            t.name,
+            t.error_code,
+            t.error_message,
+            t.topic_id != ZERO,
+            t.num_partitions,
+            t.replication_factor,
+            t.topic_config_error_code,
+            t.configs,
+        )
+        for t in r.topics
+    ]

@@ -12,6 +12,7 @@ from authz_table import (
     DESCRIBE_AND_CONFIGS,
     GAF,
     GROUP,
+    NEW,
     OMITTED,
     OTHER_GROUP,
     READ_GROUP,
@@ -37,6 +38,22 @@ from lethe_formats.protocol.messages import (
 __all__ = ["PARTIAL_PROBES", "SUPER_PROBES"]
 
 PARTIAL_PROBES: tuple[Probe, ...] = (
+    Probe(
+        "create topics: CREATE without DESCRIBE_CONFIGS; refusals after the others",
+        ApiKey.CREATE_TOPICS,
+        7,
+        "ControllerApis.createTopics (refused topics after the controller's results) and "
+        "ReplicationControlManager.createTopic (configs only with DESCRIBE_CONFIGS, else "
+        "topic_config_error_code 29, counts -1)",
+        c.create_mixed_request,
+        c.created_with_config_error,
+        same(
+            [
+                (NEW, 0, None, True, -1, -1, TAF, ()),
+                (c.DENIED_NEW, TAF, "Authorization failed.", False, -1, -1, 0, ()),
+            ]
+        ),
+    ),
     Probe(
         "delete topics: DESCRIBE without DELETE",
         ApiKey.DELETE_TOPICS,

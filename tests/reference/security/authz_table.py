@@ -51,13 +51,14 @@ ZERO = uuid.UUID(int=0)
 OMITTED = -(1 << 31)
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
 RETENTION = "retention.ms"
-#: carol may DESCRIBE every topic named authz-* (PREFIXED), DESCRIBE_CONFIGS the topic
-#: and READ the group (which implies DESCRIBE on it), nothing else: the partial-rights
-#: probes
+#: carol may DESCRIBE every topic named authz-* (PREFIXED), DESCRIBE_CONFIGS the topic,
+#: CREATE topics named authz-new* and READ the group (which implies DESCRIBE on it),
+#: nothing else: the partial-rights probes
 CAROL = "User:carol"
 CAROL_ACLS = (
     Acl(TOPIC_RESOURCE, "authz-", 4, CAROL, "*", 8, 3),
     Acl(TOPIC_RESOURCE, TOPIC, 3, CAROL, "*", 10, 3),  # DESCRIBE_CONFIGS on the topic
+    Acl(TOPIC_RESOURCE, NEW, 4, CAROL, "*", 5, 3),  # CREATE on authz-new*
     Acl(3, GROUP, 3, CAROL, "*", 3, 3),
 )
 RECORDS = build_batch([RecordSpec(b"k", b"v", (), 1000 + i) for i in range(3)], base_offset=0)

@@ -13,9 +13,10 @@ over real sockets
 * every probe of authz_probes.PROBES (at least one per API key the broker advertises in
   ApiVersions, checked) as (a) ``alice``, authenticated over SASL_PLAINTEXT, with no ACL,
   and (b) an unauthenticated client on the PLAINTEXT listener (``User:ANONYMOUS``);
-* authz_partial.PARTIAL_PROBES as ``carol``, who may only DESCRIBE the authz-* topics
-  and READ the group: where DESCRIBE decides between TOPIC_AUTHORIZATION_FAILED and
-  UNKNOWN_TOPIC_OR_PARTITION, and the authorized-operation bit fields she gets;
+* authz_partial.PARTIAL_PROBES as ``carol``, who may only DESCRIBE the authz-* topics,
+  DESCRIBE_CONFIGS the topic, CREATE authz-new* topics and READ the group: where
+  DESCRIBE decides between TOPIC_AUTHORIZATION_FAILED and UNKNOWN_TOPIC_OR_PARTITION,
+  the order of mixed answers, and the authorized-operation bit fields she gets;
 * authz_partial.SUPER_PROBES as ``admin``: the bit fields of every supported operation
   (group 3400, topic 3576, cluster 8096);
 
@@ -29,8 +30,8 @@ must equal what it read before.
 Verified on a real Kafka 4.0.0 (KRaft, SASL_PLAINTEXT + PLAIN, StandardAuthorizer,
 super.users=User:admin, allow.everyone.if.no.acl.found=false) on 2026-11-27 with these
 same tables and lethe's protocol client: every probe but DeletePartitions (which Kafka
-does not serve) gave exactly the expected summary, 99 of 99 (40 probes each for alice
-and ANONYMOUS, 16 for carol, 3 for admin), and its snapshot was unchanged afterwards.
+does not serve) gave exactly the expected summary, 100 of 100 (40 probes each for alice
+and ANONYMOUS, 17 for carol, 3 for admin), and its snapshot was unchanged afterwards.
 """
 
 from __future__ import annotations
