@@ -551,3 +551,40 @@ def created_with_config_error(r: create_topics.CreateTopicsResponse, _: World) -
         )
         for t in r.topics
     ]
+
+
+HIDDEN = "zz-hidden"  # a name no ACL of carol's covers
+
+
+def list_offsets_mixed_request(_: World) -> Struct:
+    topics = tuple(
+        list_offsets.ListOffsetsTopic(name, (list_offsets.ListOffsetsPartition(0, timestamp=-1),))
+        for name in (HIDDEN, TOPIC)
+    )
+    return list_offsets.ListOffsetsRequest(replica_id=-1, topics=topics)
+
+
+def listed_in_order(r: list_offsets.ListOffsetsResponse, _: World) -> Any:
+    return [
+        (t.name, p.partition_index, p.error_code, p.timestamp, p.offset)
+        for t in r.topics
+        for p in t.partitions
+    ]
+
+
+def offset_fetch_mixed_request(_: World) -> Struct:
+    topics = tuple(offset_fetch.OffsetFetchRequestTopic(n, (0,)) for n in (HIDDEN, TOPIC))
+    return offset_fetch.OffsetFetchRequest(
+        groups=(offset_fetch.OffsetFetchRequestGroup(GROUP, topics=topics),)
+    )
+
+
+def metadata_mixed_request(_: World) -> Struct:
+    return metadata.MetadataRequest(
+        topics=tuple(metadata.MetadataRequestTopic(name=n) for n in (HIDDEN, TOPIC)),
+        allow_auto_topic_creation=False,
+    )
+
+
+def meta_in_order(r: metadata.MetadataResponse, _: World) -> Any:
+    return [(t.error_code, t.name, len(t.partitions)) for t in r.topics]

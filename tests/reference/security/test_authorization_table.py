@@ -30,8 +30,8 @@ must equal what it read before.
 Verified on a real Kafka 4.0.0 (KRaft, SASL_PLAINTEXT + PLAIN, StandardAuthorizer,
 super.users=User:admin, allow.everyone.if.no.acl.found=false) on 2026-11-27 with these
 same tables and lethe's protocol client: every probe but DeletePartitions (which Kafka
-does not serve) gave exactly the expected summary, 100 of 100 (40 probes each for alice
-and ANONYMOUS, 17 for carol, 3 for admin), and its snapshot was unchanged afterwards.
+does not serve) gave exactly the expected summary, 103 of 103 (40 probes each for alice
+and ANONYMOUS, 20 for carol, 3 for admin), and its snapshot was unchanged afterwards.
 """
 
 from __future__ import annotations
