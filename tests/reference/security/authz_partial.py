@@ -3,7 +3,10 @@ the super user's bit fields, with Kafka 4.0's answers (see authz_table for the f
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import authz_calls as c
+from authz_probes import PROBES
 from authz_table import (
     ABSENT,
     BROKER_RESOURCE,
@@ -28,7 +31,6 @@ from authz_table import (
 )
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.messages import (
-    delete_groups,
     describe_cluster,
     describe_groups,
     list_groups,
@@ -36,6 +38,13 @@ from lethe_formats.protocol.messages import (
 )
 
 __all__ = ["PARTIAL_PROBES", "SUPER_PROBES"]
+
+
+def again(name: str, label: str) -> Probe:
+    """A no-rights probe whose answer a partial right does not change, under a new label."""
+    (probe,) = (p for p in PROBES if p.name == name)
+    return replace(probe, name=label)
+
 
 PARTIAL_PROBES: tuple[Probe, ...] = (
     Probe(
@@ -129,24 +138,8 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         c.meta_in_order,
         same([(0, TOPIC, 1), (TAF, c.HIDDEN, 0)]),
     ),
-    Probe(
-        "delete records: DESCRIBE is not DELETE",
-        ApiKey.DELETE_RECORDS,
-        2,
-        "handleDeleteRecordsRequest: DELETE on the topic",
-        c.delete_records_request,
-        c.records_deleted,
-        same([(ABSENT, 0, TAF, -1), (TOPIC, 0, TAF, -1)]),
-    ),
-    Probe(
-        "create partitions: DESCRIBE is not ALTER",
-        ApiKey.CREATE_PARTITIONS,
-        3,
-        "ControllerApis.createPartitions: ALTER on the topic",
-        c.create_partitions_request,
-        c.partitions_created,
-        same([(ABSENT, TAF, None), (TOPIC, TAF, None)]),
-    ),
+    again("delete records", "delete records: DESCRIBE is not DELETE"),
+    again("create partitions", "create partitions: DESCRIBE is not ALTER"),
     Probe(
         "describe configs: the described resource first, then the refused ones",
         ApiKey.DESCRIBE_CONFIGS,
@@ -209,41 +202,12 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         c.coordinator_found,
         same([(GROUP, 0, True)]),
     ),
-    Probe(
-        "delete groups: READ is not DELETE",
-        ApiKey.DELETE_GROUPS,
-        2,
-        "handleDeleteGroupsRequest: DELETE on each group",
-        lambda _: delete_groups.DeleteGroupsRequest((GROUP,)),
-        c.groups_deleted,
-        same([(GROUP, GAF)]),
-    ),
-    Probe(
-        "offset delete: READ is not DELETE",
-        ApiKey.OFFSET_DELETE,
-        0,
-        "handleOffsetDeleteRequest: DELETE on the group",
-        c.offset_delete_request,
-        c.offsets_deleted,
-        same((GAF, ())),
-    ),
-    Probe(
-        "init producer id: DESCRIBE is not WRITE",
-        ApiKey.INIT_PRODUCER_ID,
-        5,
-        "handleInitProducerIdRequest: IDEMPOTENT_WRITE on the cluster or WRITE on some topic",
-        c.init_pid_request(None),
-        c.pid,
-        same((CAF, -1, -1)),
-    ),
-    Probe(
+    again("delete groups", "delete groups: READ is not DELETE"),
+    again("offset delete", "offset delete: READ is not DELETE"),
+    again("init producer id", "init producer id: DESCRIBE is not WRITE"),
+    again(
+        "delete partitions (KIP-694 extension)",
         "delete partitions (KIP-694): DESCRIBE is not DELETE",
-        ApiKey.DELETE_PARTITIONS,
-        0,
-        "catalog KIP694-ERR-4: DELETE on the topic",
-        c.delete_partitions_request,
-        c.partitions_deleted,
-        same((0, [(TOPIC, TAF, None, ()), (ABSENT, TAF, None, ())])),
     ),
 )
 
