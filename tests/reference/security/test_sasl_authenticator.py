@@ -126,6 +126,33 @@ def test_a_bad_token_is_58_with_kafkas_message_then_close(token: bytes, message:
     assert close and auth.state is SaslState.FAILED and auth.principal is None
 
 
+@pytest.mark.parametrize(
+    ("token", "problem"),
+    [
+        (b"\0alice\0alice-secret\0extra", _COUNT.format(4)),
+        (b"\0\0alice-secret", "Authentication failed: username not specified"),
+        (b"\0alice\0", "Authentication failed: password not specified"),
+    ],
+)
+def test_a_bad_raw_token_after_a_v0_handshake_fails_without_an_answer(
+    token: bytes, problem: str
+) -> None:
+    """SaslHandshake v0: the token is a bare frame and a failure cannot carry an error, so
+    the connection is closed (``SaslServerAuthenticator`` without Kafka headers)."""
+    auth = SaslAuthenticator(SASL_LISTENER)
+    auth.receive(ApiKey.SASL_HANDSHAKE, 0, SaslHandshakeRequest("PLAIN"))
+    assert auth.raw_tokens
+    assert auth.receive_token(token) == (None, problem)
+    assert auth.state is SaslState.FAILED and auth.principal is None
+
+
+def test_a_good_raw_token_after_a_v0_handshake_completes() -> None:
+    auth = SaslAuthenticator(SASL_LISTENER)
+    auth.receive(ApiKey.SASL_HANDSHAKE, 0, SaslHandshakeRequest("PLAIN"))
+    assert auth.receive_token(b"alice\0alice\0alice-secret") == (b"", "")
+    assert auth.complete and auth.principal == "User:alice"
+
+
 def test_another_request_while_authenticating_is_refused_with_34_then_close() -> None:
     auth = handshaken()
     action = auth.receive(ApiKey.METADATA, 12, MetadataRequest(topics=None))
