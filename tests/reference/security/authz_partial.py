@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import authz_calls as c
+import authz_partial_calls as pc
 from authz_probes import PROBES
 from authz_table import (
     ABSENT,
@@ -54,12 +55,12 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         "ControllerApis.createTopics (refused topics after the controller's results) and "
         "ReplicationControlManager.createTopic (configs only with DESCRIBE_CONFIGS, else "
         "topic_config_error_code 29, counts -1)",
-        c.create_mixed_request,
-        c.created_with_config_error,
+        pc.create_mixed_request,
+        pc.created_with_config_error,
         same(
             [
                 (NEW, 0, None, True, -1, -1, TAF, ()),
-                (c.DENIED_NEW, TAF, "Authorization failed.", False, -1, -1, 0, ()),
+                (pc.DENIED_NEW, TAF, "Authorization failed.", False, -1, -1, 0, ()),
             ]
         ),
     ),
@@ -78,7 +79,7 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         ApiKey.DELETE_TOPICS,
         6,
         "ControllerApis.deleteTopics: an id that is describable but not deletable keeps its name",
-        c.by_id_only_request,
+        pc.by_id_only_request,
         c.deleted,
         lambda w: [(TOPIC, w.topic_id, TAF, TOPIC_DENIED)],
     ),
@@ -89,7 +90,7 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         "handleTopicMetadataRequest: a described topic with its operations (DESCRIBE only); "
         "an absent one auto-creation would make needs CREATE -> 29",
         c.metadata_request([TOPIC, ABSENT]),
-        c.meta_named,
+        pc.meta_named,
         same([(0, TOPIC, 1, DESCRIBE_AND_CONFIGS), (TAF, ABSENT, 0, OMITTED)]),
     ),
     Probe(
@@ -98,7 +99,7 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         12,
         "handleTopicMetadataRequest: all topics lists only those with DESCRIBE",
         c.metadata_request(None),
-        c.meta_named,
+        pc.meta_named,
         same([(0, TOPIC, 1, DESCRIBE_AND_CONFIGS)]),
     ),
     Probe(
@@ -115,18 +116,18 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         ApiKey.LIST_OFFSETS,
         10,
         "handleListOffsetRequest: partitionSeqByAuthorized, then response ++ unauthorized",
-        c.list_offsets_mixed_request,
-        c.listed_in_order,
-        same([(TOPIC, 0, 0, -1, 3), (c.HIDDEN, 0, TAF, -1, -1)]),
+        pc.list_offsets_mixed_request,
+        pc.listed_in_order,
+        same([(TOPIC, 0, 0, -1, 3), (pc.HIDDEN, 0, TAF, -1, -1)]),
     ),
     Probe(
         "offset fetch: the describable topics first, then the refused",
         ApiKey.OFFSET_FETCH,
         9,
         "handleOffsetFetchRequest: partitionSeqByAuthorized; refused topics appended with 29",
-        c.offset_fetch_mixed_request,
-        c.offsets_with_topics,
-        same([(GROUP, 0, [(TOPIC, 0, 2, 0), (c.HIDDEN, 0, -1, TAF)])]),
+        pc.offset_fetch_mixed_request,
+        pc.offsets_with_topics,
+        same([(GROUP, 0, [(TOPIC, 0, 2, 0), (pc.HIDDEN, 0, -1, TAF)])]),
     ),
     Probe(
         "metadata: the described topics first, then the refused",
@@ -134,9 +135,9 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         12,
         "handleTopicMetadataRequest: topicMetadata ++ unauthorizedForCreate ++ "
         "unauthorizedForDescribe",
-        c.metadata_mixed_request,
-        c.meta_in_order,
-        same([(0, TOPIC, 1), (TAF, c.HIDDEN, 0)]),
+        pc.metadata_mixed_request,
+        pc.meta_in_order,
+        same([(0, TOPIC, 1), (TAF, pc.HIDDEN, 0)]),
     ),
     again("delete records", "delete records: DESCRIBE is not DELETE"),
     again("create partitions", "create partitions: DESCRIBE is not ALTER"),
@@ -146,8 +147,8 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         4,
         "ConfigHelper.handleDescribeConfigsRequest: DESCRIBE_CONFIGS per resource (DESCRIBE "
         "is not enough); authorized results first, then the refused, each in request order",
-        c.describe_configs_reversed_request,
-        c.configs_described_dynamic,
+        pc.describe_configs_reversed_request,
+        pc.configs_described_dynamic,
         lambda w: [
             (TOPIC_RESOURCE, TOPIC, 0, "", [(RETENTION, "86400000")]),
             (BROKER_RESOURCE, str(w.broker_id), CAF, CLUSTER_DENIED, []),
@@ -160,7 +161,7 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         9,
         "handleOffsetFetchRequest: DESCRIBE on the group, DESCRIBE on each topic",
         c.offset_fetch_request,
-        c.offsets_with_topics,
+        pc.offsets_with_topics,
         same([(GROUP, 0, [(TOPIC, 0, 2, 0)])]),
     ),
     Probe(
@@ -181,7 +182,7 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         lambda _: describe_groups.DescribeGroupsRequest(
             groups=(GROUP, OTHER_GROUP), include_authorized_operations=True
         ),
-        c.groups_described_ops,
+        pc.groups_described_ops,
         same([(OTHER_GROUP, GAF, "", OMITTED), (GROUP, 0, "Empty", READ_GROUP)]),
     ),
     Probe(
@@ -190,7 +191,7 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         5,
         "handleListGroupsRequest: DESCRIBE on the group",
         lambda _: list_groups.ListGroupsRequest(),
-        c.groups_listed_named,
+        pc.groups_listed_named,
         same((0, [(GROUP, "Empty")])),
     ),
     Probe(
@@ -199,7 +200,7 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
         6,
         "handleFindCoordinatorRequestV4AndAbove: DESCRIBE on the group",
         c.find_request(GROUP, 0),
-        c.coordinator_found,
+        pc.coordinator_found,
         same([(GROUP, 0, True)]),
     ),
     again("delete groups", "delete groups: READ is not DELETE"),
@@ -221,7 +222,7 @@ SUPER_PROBES: tuple[Probe, ...] = (
         lambda _: describe_groups.DescribeGroupsRequest(
             groups=(GROUP,), include_authorized_operations=True
         ),
-        c.groups_described_ops,
+        pc.groups_described_ops,
         same([(GROUP, 0, "Empty", 3400)]),
     ),
     Probe(
