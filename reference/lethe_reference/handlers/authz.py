@@ -16,15 +16,21 @@ Without an authorizer everything is allowed, as on a Kafka broker with no
 ``include_cluster_authorized_operations``) it gets a bit field with bit
 ``AclOperation.code`` set (``Utils.to32BitField``) for every supported
 operation the principal may do (``AuthHelper.authorizedOperations``); with no
-authorizer, every supported operation::
+authorizer (or for a super user), every supported operation
+(``AclEntry.supportedOperations``, :data:`~lethe_reference.cluster.acl.SUPPORTED_OPERATIONS`)::
 
     TOPIC    READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
              DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11                      -> 3576
     CLUSTER  CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10,
              ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12                       -> 8096
+    GROUP    READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10,
+             ALTER_CONFIGS 11                                            -> 3400
 
 A field the client did not ask for is ``-2147483648`` (INT32_MIN), the
-schema default.
+schema default. The cluster's field (Metadata v8-10, DescribeCluster) is 0
+when the principal may not DESCRIBE the cluster, whatever else it may do
+there (:func:`cluster_operations`, ``KafkaApis.handleTopicMetadataRequest`` and
+``AuthHelper.computeDescribeClusterResponse``).
 """
 
 from __future__ import annotations
@@ -32,7 +38,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from lethe_reference.cluster.acl import CLUSTER_NAME, AclOperation, ResourceType
+from lethe_reference.cluster.acl import (
+    CLUSTER_NAME,
+    SUPPORTED_OPERATIONS,
+    AclOperation,
+    ResourceType,
+)
 from lethe_reference.cluster.authorizer import ACL_FILE, Authorizer, authorizer_settings
 from lethe_reference.handlers.context import RequestContext
 
@@ -41,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLUSTER_OPERATIONS",
+    "GROUP_OPERATIONS",
     "OMITTED",
     "TOPIC_OPERATIONS",
     "authorize",
@@ -50,6 +62,7 @@ __all__ = [
     "authorized_operations",
     "authorizer_of",
     "bit_field",
+    "cluster_operations",
 ]
 
 OMITTED = -(1 << 31)
@@ -64,9 +77,13 @@ def bit_field(codes: Iterable[int]) -> int:
     return field
 
 
-TOPIC_OPERATIONS = bit_field((3, 4, 5, 6, 7, 8, 10, 11))
-CLUSTER_OPERATIONS = bit_field((5, 7, 8, 9, 10, 11, 12))
-_ALL_OPERATIONS = {ResourceType.TOPIC: TOPIC_OPERATIONS, ResourceType.CLUSTER: CLUSTER_OPERATIONS}
+def _all_operations(resource_type: ResourceType) -> int:
+    return bit_field(int(op) for op in SUPPORTED_OPERATIONS[resource_type])
+
+
+TOPIC_OPERATIONS = _all_operations(ResourceType.TOPIC)
+CLUSTER_OPERATIONS = _all_operations(ResourceType.CLUSTER)
+GROUP_OPERATIONS = _all_operations(ResourceType.GROUP)
 
 
 def authorizer_of(broker: Broker) -> Authorizer | None:
@@ -133,6 +150,13 @@ def authorized_operations(
     """The authorized-operations bit field of one resource (module docstring)."""
     authorizer = authorizer_of(broker)
     if authorizer is None:
-        return _ALL_OPERATIONS[resource_type]
+        return _all_operations(resource_type)
     ops = authorizer.authorized_operations(ctx.principal, ctx.client_host, resource_type, name)
     return bit_field(int(op) for op in ops)
+
+
+def cluster_operations(broker: Broker, ctx: RequestContext) -> int:
+    """The cluster's authorized-operations field: 0 without DESCRIBE on it."""
+    if not authorize_cluster(broker, ctx, AclOperation.DESCRIBE):
+        return 0
+    return authorized_operations(broker, ctx, ResourceType.CLUSTER, CLUSTER_NAME)

@@ -46,8 +46,7 @@ from lethe_formats.protocol.messages.sasl_handshake import (
     SaslHandshakeResponse,
 )
 
-from lethe_reference.cluster.acl import CLUSTER_NAME, ResourceType
-from lethe_reference.handlers.authz import OMITTED, authorized_operations
+from lethe_reference.handlers.authz import OMITTED, cluster_operations
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.endpoints import advertised_endpoint
@@ -90,7 +89,7 @@ def describe_cluster(
         )
     operations = OMITTED
     if request.include_cluster_authorized_operations:
-        operations = authorized_operations(broker, ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+        operations = cluster_operations(broker, ctx)
     host, port = advertised_endpoint(broker, ctx)
     node = DescribeClusterBroker(broker_id=broker.node_id, host=host, port=port)
     return DescribeClusterResponse(

@@ -10,8 +10,10 @@ LogConfig at once; broker changes swap the broker config).
 
 Authorization first, per resource (:mod:`.config_access`: DESCRIBE_CONFIGS /
 ALTER_CONFIGS on the topic or the cluster, else 29 / 31), only with an
-authorizer. Then the resource checks, per resource, in Kafka's order
-(``ConfigHelper.describeConfigs``;
+authorizer. DescribeConfigs lists the refused resources after the described
+ones (``ConfigHelper.handleDescribeConfigsRequest``); the alters keep the
+request's order (``ConfigAdminManager.reassemble*Response``). Then the
+resource checks, per resource, in Kafka's order (``ConfigHelper.describeConfigs``;
 ``ConfigAdminManager.preprocess`` then the controller for alters):
 
 =================  ===========================================================
@@ -202,12 +204,14 @@ def describe_configs(
                 ErrorCode.INVALID_REQUEST,
                 f"Unexpected resource type {kind} for resource {resource.resource_name}",
             )
-    return DescribeConfigsResponse(
-        results=tuple(
-            _refused(broker, ctx, r) or _describe_one(broker, r, request.include_synonyms)
-            for r in request.resources
-        )
-    )
+    refused = [_refused(broker, ctx, r) for r in request.resources]
+    described = [
+        _describe_one(broker, r, request.include_synonyms)
+        for r, refusal in zip(request.resources, refused, strict=True)
+        if refusal is None
+    ]
+    # ConfigHelper answers the authorized resources first, then the refused ones
+    return DescribeConfigsResponse(results=(*described, *(r for r in refused if r is not None)))
 
 
 def _refused(

@@ -15,10 +15,10 @@ Checks, in order (the catalog's KIP694-ERR-* decisions)::
                                         request-level error too: nothing is changed
     a topic named twice                 INVALID_REQUEST "Duplicate topic name." (listed
                                         first, as CreatePartitions lists them)
-    authorization (DELETE on TOPIC)     TOPIC_AUTHORIZATION_FAILED (29) "The topic
-                                        authorization is failed." (CreatePartitions' words)
-                                        when the authorizer denies it (handlers/authz.py;
-                                        without one everything is allowed), existing or not
+    authorization (DELETE on TOPIC)     TOPIC_AUTHORIZATION_FAILED (29) with a null message
+                                        (as Kafka 4.0's CreatePartitions answers it) when the
+                                        authorizer denies it (handlers/authz.py; without one
+                                        everything is allowed), existing or not
     unknown topic                       UNKNOWN_TOPIC_OR_PARTITION (3)
     internal topic                      INVALID_TOPIC_EXCEPTION (17)
     a reduction already pending         INVALID_PARTITIONS (37) "... is currently under changes"
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 __all__ = ["UNDER_CHANGE", "check_topic", "handle"]
 
 #: The KIP's topic-command warning, as the message of KIP694-ERR-5.
-NOT_AUTHORIZED = "The topic authorization is failed."
 UNDER_CHANGE = "The topic {name} is currently under changes: partitions are pending deletion."
 
 
@@ -106,7 +105,7 @@ def _reduce(
     topic: DeletePartitionsTopic,
 ) -> DeletePartitionsTopicResult:
     if not authorize(broker, ctx, AclOperation.DELETE, ResourceType.TOPIC, topic.name):
-        return _failed(topic.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, NOT_AUTHORIZED)
+        return _failed(topic.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
     code, message = check_topic(broker, topic)
     if code is not ErrorCode.NONE:
         return _failed(topic.name, code, message)

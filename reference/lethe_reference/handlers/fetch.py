@@ -5,8 +5,12 @@ Theory of operation
 1. **Partitions.** v13+ names topics by id: an id the broker does not know is
    UNKNOWN_TOPIC_ID (100) for its partitions. A consumer without READ on a
    topic (:mod:`.authz`) gets TOPIC_AUTHORIZATION_FAILED (29) for its
-   partitions, before existence is checked (replica fetches are inter-broker
-   traffic and are not authorized here). The fetch-session cache
+   partitions, before existence is checked. A replica's fetch needs
+   CLUSTER_ACTION on the CLUSTER instead; without it every partition is 29,
+   unknown ids included (``KafkaApis.handleFetchRequest``; an in-process
+   cluster's fetcher asks as ANONYMOUS, so under an authorizer ANONYMOUS
+   needs CLUSTER_ACTION, as a Kafka broker's PLAINTEXT inter-broker listener
+   would). The fetch-session cache
    (:mod:`.partition_ops.fetch_session`) decides which partitions this request
    reads: the request's (sessionless or full), the session's (incremental), or
    none (a session error, answered at top level with session id 0).
@@ -55,7 +59,7 @@ from lethe_formats.storage.kafka_uuid import KafkaUuid
 
 from lethe_reference.cluster.acl import AclOperation, ResourceType
 from lethe_reference.cluster.membership import on_replica_fetch
-from lethe_reference.handlers.authz import authorize
+from lethe_reference.handlers.authz import authorize, authorize_cluster
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.partition_ops.common import partition_exists, watch_key
@@ -97,10 +101,11 @@ def fetch_sessions(broker: Broker) -> FetchSessionCache:
 
 
 def _error_data(partition: int, code: ErrorCode) -> PartitionData:
-    """``FetchResponse.partitionResponse``: the error, HW -1, the schema defaults
-    (aborted transactions an empty list, records null); unlike a failed read,
-    which sends null aborted transactions and empty records."""
-    return PartitionData(partition_index=partition, error_code=code, high_watermark=-1)
+    """``FetchResponse.partitionResponse``: the error, HW -1, empty records
+    (``MemoryRecords.EMPTY``, not null: a real Kafka 4.0.0 sends length 0 for a
+    partition refused with 29), aborted transactions the schema's empty list;
+    unlike a failed read, which sends null aborted transactions."""
+    return PartitionData(partition_index=partition, error_code=code, high_watermark=-1, records=b"")
 
 
 def _partition_data(partition: int, read: PartitionRead) -> PartitionData:
@@ -274,9 +279,15 @@ def _plan(broker: Broker, ctx: RequestContext, request: FetchRequest) -> _Plan:
         leader_only=_replica_id(request) >= 0 or version < _CLIENT_METADATA_FROM,
     )
     consumer = _replica_id(request) < 0
+    replica_denied = not consumer and not authorize_cluster(
+        broker, ctx, AclOperation.CLUSTER_ACTION
+    )
     for key, requested in context.partitions:
         topic = _name(broker, key.topic_id) if version >= 13 else key.topic
-        if topic is None:
+        if replica_denied:
+            code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            plan.erroneous.append((key, _error_data(key.partition, code)))
+        elif topic is None:
             plan.erroneous.append((key, _error_data(key.partition, ErrorCode.UNKNOWN_TOPIC_ID)))
         elif consumer and not authorize(broker, ctx, AclOperation.READ, ResourceType.TOPIC, topic):
             code = ErrorCode.TOPIC_AUTHORIZATION_FAILED

@@ -5,9 +5,11 @@ GROUP_AUTHORIZATION_FAILED, 30) or a TRANSACTIONAL_ID (else
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 53); the membership requests (JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup) need READ on the GROUP. Without an authorizer
 every check passes (:mod:`.authz`). DescribeGroups needs DESCRIBE on each
-group (else that group alone is 30) and reports the principal's operations on
-it; ListGroups lists every group with DESCRIBE on the CLUSTER, else only the
-groups the principal may DESCRIBE.
+group (else that group alone is 30, listed before the described ones, as
+``KafkaApis.handleDescribeGroupsRequest`` builds it) and reports the principal's
+operations on it (:func:`~.authz.authorized_operations`); ListGroups lists
+every group with DESCRIBE on the CLUSTER, else only the groups the principal
+may DESCRIBE.
 """
 
 from __future__ import annotations
@@ -19,12 +21,7 @@ from lethe_formats.protocol.messages import describe_groups as dg
 from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION
 
 from lethe_reference.cluster.acl import AclOperation, ResourceType
-from lethe_reference.handlers.authz import (
-    authorize,
-    authorize_cluster,
-    authorizer_of,
-    bit_field,
-)
+from lethe_reference.handlers.authz import authorize, authorize_cluster
 from lethe_reference.handlers.context import RequestContext
 
 if TYPE_CHECKING:
@@ -33,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = [
     "describe_refusal",
     "find_refusal",
-    "group_operations",
     "may_list_group",
     "may_read_group",
 ]
@@ -70,17 +66,6 @@ def describe_refusal(
         protocol_type="",
         protocol_data="",
     )
-
-
-def group_operations(broker: Broker, ctx: RequestContext, group_id: str, everything: int) -> int:
-    """The principal's operations on the group (``everything`` without an authorizer)."""
-    authorizer = authorizer_of(broker)
-    if authorizer is None:
-        return everything
-    ops = authorizer.authorized_operations(
-        ctx.principal, ctx.client_host, ResourceType.GROUP, group_id
-    )
-    return bit_field(int(op) for op in ops)
 
 
 def may_list_group(broker: Broker, ctx: RequestContext, group_id: str) -> bool:

@@ -86,6 +86,7 @@ from lethe_formats.protocol.messages.list_groups import (
 )
 from lethe_formats.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 
+from lethe_reference.cluster.acl import ResourceType
 from lethe_reference.cluster.group import (
     DescribedGroup,
     JoinRequest,
@@ -97,7 +98,7 @@ from lethe_reference.cluster.group import (
 )
 from lethe_reference.cluster.group_runtime import client_host, runtime_of
 from lethe_reference.handlers import group_access as access
-from lethe_reference.handlers.authz import OMITTED, bit_field
+from lethe_reference.handlers.authz import OMITTED, authorized_operations
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.endpoints import advertised_endpoint
@@ -106,10 +107,8 @@ from lethe_reference.purgatory import Deferred
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
 
-__all__ = ["GROUP_OPERATIONS"]
+__all__: list[str] = []
 
-#: ``AclEntry.supportedOperations(GROUP)``: READ 3, DELETE 6, DESCRIBE 8.
-GROUP_OPERATIONS = bit_field((3, 6, 8))
 _NO_NODE = (-1, "", -1)
 
 
@@ -374,16 +373,20 @@ def handle_describe_groups(
     version = ctx.api_version
     coordinator = runtime_of(broker).coordinator
     operations = version >= 3 and request.include_authorized_operations
+    refused = []
     groups = []
     for group_id in request.groups:
-        refused = access.describe_refusal(broker, ctx, group_id)
-        entry = refused or _described(coordinator.describe_group(group_id), version)
-        if version >= 3 and refused is None:
+        refusal = access.describe_refusal(broker, ctx, group_id)
+        if refusal is not None:
+            refused.append(refusal)
+            continue
+        entry = _described(coordinator.describe_group(group_id), version)
+        if version >= 3:
             allowed = operations and entry.error_code == ErrorCode.NONE
-            ops = access.group_operations(broker, ctx, group_id, GROUP_OPERATIONS)
+            ops = authorized_operations(broker, ctx, ResourceType.GROUP, group_id)
             entry = replace(entry, authorized_operations=ops if allowed else OMITTED)
         groups.append(entry)
-    return dg.DescribeGroupsResponse(groups=tuple(groups))
+    return dg.DescribeGroupsResponse(groups=tuple(refused + groups))
 
 
 @handles(ApiKey.LIST_GROUPS)

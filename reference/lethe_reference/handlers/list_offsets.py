@@ -14,8 +14,9 @@ the leader's epoch, else -1.
 
 Kafka builds the response from a hash map, so its topic and partition order is
 arbitrary (the golden raw response lists partitions 0, 2, 1); here it is the
-request order, topics grouped at their first appearance. ``timeout_ms`` (v10)
-only matters for tiered storage, which this broker does not have.
+request order, topics grouped at their first appearance. The refused topics
+come after all the others, as in Kafka (``response ++ unauthorizedResponseStatus``).
+``timeout_ms`` (v10) only matters for tiered storage, which this broker does not have.
 """
 
 from __future__ import annotations
@@ -81,11 +82,12 @@ def handle(broker: Broker, ctx: RequestContext, request: ListOffsetsRequest) -> 
     if faults.active(broker, "list-offsets-checks-existence-first"):
         allowed |= {t.name for t in request.topics if broker.metadata.get(t.name) is not None}
     answers: dict[tuple[str, int], ListOffsetsPartitionResponse] = {}
+    refused: dict[tuple[str, int], ListOffsetsPartitionResponse] = {}
     for topic in request.topics:
         for p in topic.partitions:
             key = (topic.name, p.partition_index)
             if topic.name not in allowed:
-                answers[key] = ListOffsetsPartitionResponse(
+                refused[key] = ListOffsetsPartitionResponse(
                     partition_index=p.partition_index,
                     error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                 )
@@ -105,4 +107,4 @@ def handle(broker: Broker, ctx: RequestContext, request: ListOffsetsRequest) -> 
                 isolation_level=request.isolation_level,
                 version=ctx.api_version,
             )
-    return _group(answers)
+    return _group(answers | refused)  # refused topics last: ``response ++ unauthorized``

@@ -66,10 +66,10 @@ from lethe_formats.protocol.schema import ZERO_UUID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
 from lethe_reference import faults
-from lethe_reference.cluster.acl import CLUSTER_NAME, ResourceType
+from lethe_reference.cluster.acl import ResourceType
 from lethe_reference.cluster.metadata_view import cluster_brokers, cluster_partition
 from lethe_reference.handlers import metadata_access
-from lethe_reference.handlers.authz import OMITTED, authorized_operations
+from lethe_reference.handlers.authz import OMITTED, authorized_operations, cluster_operations
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.endpoints import advertised_endpoint
@@ -237,7 +237,7 @@ def handle(broker: Broker, ctx: RequestContext, request: MetadataRequest) -> Met
     topics += refused  # no DESCRIBE / no CREATE (metadata_access), after the others
     cluster_ops = OMITTED
     if 8 <= version <= 10 and request.include_cluster_authorized_operations:
-        cluster_ops = authorized_operations(broker, ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+        cluster_ops = cluster_operations(broker, ctx)
     host, port = advertised_endpoint(broker, ctx)
     broker_entry = MetadataResponseBroker(node_id=broker.node_id, host=host, port=port)
     return MetadataResponse(

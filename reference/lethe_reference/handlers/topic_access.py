@@ -1,4 +1,4 @@
-"""CreateTopics and DeleteTopics under an authorizer (``ControllerApis`` in Kafka 4.0).
+"""CreateTopics, DeleteTopics and CreatePartitions under an authorizer (``ControllerApis``).
 
 Theory of operation
 -------------------
@@ -7,15 +7,22 @@ it, each topic needs CREATE on itself. A refused topic is answered
 TOPIC_AUTHORIZATION_FAILED (29) "Authorization failed." before any validation
 of its settings, and nothing is created (:func:`creatable`).
 
-DeleteTopics (by name): a topic the principal may not DESCRIBE is 29 whether or
-not it exists, so a principal cannot probe for names; one it may describe
-but that does not exist is UNKNOWN_TOPIC_OR_PARTITION as usual; an existing
-one without DELETE is 29. :func:`split_deletions` takes the first kind out
-before the names are resolved, :func:`undeletable` the last kind after. The
-message is the error's default, ``Topic authorization failed.`` (Kafka's
-``new ApiError(TOPIC_AUTHORIZATION_FAILED)``). A topic given by id is held to
-DELETE the same way (Kafka answers an undescribable id with a null name; here
-the name is kept).
+A created topic's configs, partition count and replication factor are
+answered only with DESCRIBE_CONFIGS on the topic (no cluster shortcut); without
+it the topic is created all the same and its result says
+``topic_config_error_code`` TOPIC_AUTHORIZATION_FAILED with -1, -1 and no
+configs (``ReplicationControlManager.createTopic``, :func:`configs_visible`).
+Refused topics are listed after the duplicates (``ControllerApis.createTopics``).
+
+DeleteTopics: DELETE on the CLUSTER allows every topic (Kafka's
+``hasClusterAuth``); without it each topic needs DESCRIBE and DELETE on
+itself (:func:`deletion_rights`; what each refusal answers is in
+:mod:`.topic_deletion`).
+
+CreatePartitions (``ControllerApis.createPartitions``): after the duplicate
+names are answered, each remaining topic needs ALTER on itself; a refused one
+is TOPIC_AUTHORIZATION_FAILED with a null message, before existence or the
+count is looked at, so an absent topic is 29 too (:func:`alterable`).
 
 Without an authorizer every check passes.
 """
@@ -28,11 +35,12 @@ from typing import TYPE_CHECKING
 from lethe_reference.cluster.acl import AclOperation, ResourceType
 from lethe_reference.handlers.authz import authorize, authorize_cluster
 from lethe_reference.handlers.context import RequestContext
+from lethe_reference.handlers.topic_deletion import ALL_RIGHTS, Rights
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
 
-__all__ = ["CREATE_DENIED", "creatable", "split_deletions", "undeletable"]
+__all__ = ["CREATE_DENIED", "alterable", "configs_visible", "creatable", "deletion_rights"]
 
 CREATE_DENIED = "Authorization failed."
 
@@ -49,17 +57,21 @@ def creatable(broker: Broker, ctx: RequestContext, names: Iterable[str]) -> set[
     return {n for n in wanted if _may(broker, ctx, AclOperation.CREATE, n)}
 
 
-def split_deletions(
-    broker: Broker, ctx: RequestContext, names: Iterable[str]
-) -> tuple[list[str], list[str]]:
-    """(names the principal may not DESCRIBE, the others), in request order."""
-    denied: list[str] = []
-    kept: list[str] = []
-    for name in names:
-        (kept if _may(broker, ctx, AclOperation.DESCRIBE, name) else denied).append(name)
-    return denied, kept
+def configs_visible(broker: Broker, ctx: RequestContext, name: str) -> bool:
+    """CreateTopics: whether a created topic's configs may be returned (DESCRIBE_CONFIGS)."""
+    return _may(broker, ctx, AclOperation.DESCRIBE_CONFIGS, name)
 
 
-def undeletable(broker: Broker, ctx: RequestContext, names: Iterable[str]) -> list[str]:
-    """The existing topics among ``names`` the principal may not DELETE."""
-    return [n for n in names if not _may(broker, ctx, AclOperation.DELETE, n)]
+def deletion_rights(broker: Broker, ctx: RequestContext) -> Rights:
+    """DeleteTopics' DESCRIBE / DELETE checks (all granted by DELETE on the CLUSTER)."""
+    if authorize_cluster(broker, ctx, AclOperation.DELETE):
+        return ALL_RIGHTS
+    return Rights(
+        lambda name: _may(broker, ctx, AclOperation.DESCRIBE, name),
+        lambda name: _may(broker, ctx, AclOperation.DELETE, name),
+    )
+
+
+def alterable(broker: Broker, ctx: RequestContext, name: str) -> bool:
+    """CreatePartitions: ALTER on the topic."""
+    return _may(broker, ctx, AclOperation.ALTER, name)

@@ -19,8 +19,10 @@ Successes (and ``validate_only`` ones, which create nothing) carry a topic id
 configs.
 
 Authorization (only with an authorizer, :mod:`.topic_access`): CreateTopics
-needs CREATE on the cluster or the topic, DeleteTopics DESCRIBE (else 29
-before existence) and DELETE on the topic.
+needs CREATE on the cluster or the topic (refusals listed after the duplicates;
+a created topic's configs only with DESCRIBE_CONFIGS on it), DeleteTopics DESCRIBE (else 29
+before existence) and DELETE on the topic, CreatePartitions ALTER on the
+topic (29, null message, after the duplicates and before the others).
 
 DeleteTopics: topics by name (v0-5 ``topic_names``, v6 ``topics[].name``) or by
 id (v6). Neither or both given, duplicates, a name that maps to an id also
@@ -45,6 +47,7 @@ KIP694-ERR-5); the count check above is unchanged (KIP694-ERR-8).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lethe_formats.protocol.api_keys import ApiKey
@@ -69,7 +72,6 @@ from lethe_formats.protocol.messages.delete_topics import (
     DeleteTopicsResponse,
 )
 from lethe_formats.protocol.schema import ZERO_UUID
-from lethe_formats.storage.kafka_uuid import ZERO_UUID as NO_TOPIC_ID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
 from lethe_reference.handlers import topic_access
@@ -84,7 +86,7 @@ from lethe_reference.handlers.topic_creation import (
     effective_configs,
     plan_topic,
 )
-from lethe_reference.handlers.topic_deletion import DeletionError, resolve_deletions
+from lethe_reference.handlers.topic_deletion import resolve_deletions
 from lethe_reference.metadata import new_topic_id
 
 if TYPE_CHECKING:
@@ -167,10 +169,9 @@ def create_topics(
     results: list[CreatableTopicResult] = []
     plans: list[TopicPlan] = []
     may_create = topic_access.creatable(broker, ctx, (t.name for t in allowed))
+    denied = [t.name for t in allowed if t.name not in may_create]
     for topic in allowed:
         if topic.name not in may_create:
-            code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            results.append(_failure(topic.name, code, topic_access.CREATE_DENIED))
             continue
         try:
             plans.append(_plan(broker, topic))
@@ -182,12 +183,28 @@ def create_topics(
     done = iter(plans)
     for index, result in enumerate(results):
         if result.error_code == ErrorCode.NONE:
-            results[index] = _create(broker, next(done), request.validate_only)
+            created = _create(broker, next(done), request.validate_only)
+            if not topic_access.configs_visible(broker, ctx, created.name):
+                created = _configs_hidden(created)
+            results[index] = created
     results += [_failure(n, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for n in duplicates]
     if any(t.name == CLUSTER_METADATA_TOPIC for t in candidates):
         message = f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."
         results.append(_failure(CLUSTER_METADATA_TOPIC, ErrorCode.INVALID_REQUEST, message))
+    refused = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    results += [_failure(n, refused, topic_access.CREATE_DENIED) for n in denied]
     return CreateTopicsResponse(topics=tuple(results))
+
+
+def _configs_hidden(result: CreatableTopicResult) -> CreatableTopicResult:
+    """A created topic the principal may not DESCRIBE_CONFIGS: no configs, counts -1."""
+    return replace(
+        result,
+        topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        num_partitions=-1,
+        replication_factor=-1,
+        configs=(),
+    )
 
 
 def _create(broker: Broker, plan: TopicPlan, validate_only: bool) -> CreatableTopicResult:
@@ -214,11 +231,6 @@ def _delete_error(
     return DeleteTopicsResponse(responses=tuple(named + by_state))
 
 
-def _topic_id(broker: Broker, name: str) -> KafkaUuid | None:
-    info = broker.metadata.get(name)
-    return None if info is None else info.topic_id
-
-
 @handles(ApiKey.DELETE_TOPICS, error_response=_delete_error)
 def delete_topics(
     broker: Broker, ctx: RequestContext, request: DeleteTopicsRequest
@@ -228,16 +240,8 @@ def delete_topics(
             raise error_for_code(ErrorCode.INVALID_REQUEST, "Topic deletion is disabled.")
         raise error_for_code(ErrorCode.TOPIC_DELETION_DISABLED)
     states = [(t.name, KafkaUuid(t.topic_id.bytes)) for t in request.topics]
-    named = [*request.topic_names, *(n for n, i in states if n is not None and i == NO_TOPIC_ID)]
-    hidden, _ = topic_access.split_deletions(broker, ctx, named)
-    names = [n for n in request.topic_names if n not in hidden]
-    states = [(n, i) for n, i in states if n is None or n not in hidden]
-    results, to_delete = resolve_deletions(broker, names, states)
-    refused = topic_access.undeletable(broker, ctx, to_delete)
-    to_delete = [n for n in to_delete if n not in refused]
-    denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    results += [DeletionError(n, None, denied, denied.message) for n in hidden]
-    results += [DeletionError(n, _topic_id(broker, n), denied, denied.message) for n in refused]
+    rights = topic_access.deletion_rights(broker, ctx)
+    results, to_delete = resolve_deletions(broker, request.topic_names, states, rights)
     out = [
         DeletableTopicResult(
             name=r.name,
@@ -337,9 +341,16 @@ def create_partitions(
         for name, count in counts.items()
         if count > 1
     ]
+    allowed = []
     for topic in request.topics:
         if counts[topic.name] > 1:
             continue
+        if topic_access.alterable(broker, ctx, topic.name):
+            allowed.append(topic)
+        else:
+            denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            results.append(CreatePartitionsTopicResult(name=topic.name, error_code=denied))
+    for topic in allowed:
         try:
             _grow(broker, topic, request.validate_only)
             results.append(CreatePartitionsTopicResult(name=topic.name, error_code=ErrorCode.NONE))

@@ -32,16 +32,25 @@ a failure has no way to carry an error, so the connection is just closed,
 as Kafka does.
 
 SaslAuthenticate with a PLAIN token ``[authzid] NUL authcid NUL passwd``
-(RFC 4616; the first three NUL-separated parts, as Kafka's ``PlainSaslServer`` reads it):
+(RFC 4616), checked in the order of Kafka's ``PlainSaslServer.evaluateResponse``;
+every failure is SASL_AUTHENTICATION_FAILED (58) with the message below, an
+empty auth_bytes, then the connection is closed (Kafka's
+``SaslAuthenticationException`` path of ``SaslServerAuthenticator``)::
 
-    empty user name or password            SASL_AUTHENTICATION_FAILED (58) "Authentication
-                                           failed during authentication due to invalid
-                                           credentials with SASL mechanism PLAIN"
-    unknown user or wrong password         58 "Authentication failed: Invalid username or password"
-    authzid given and not the user name    58 "Authentication failed: Client requested an
+    not exactly 3 NUL-separated parts      "Invalid SASL/PLAIN response: expected 3 tokens, got N"
+                                           (N counts at most 4 parts: "a\0b\0c\0" is 4)
+    empty user name                        "Authentication failed: username not specified"
+    empty password                         "Authentication failed: password not specified"
+    unknown user or wrong password         "Authentication failed: Invalid username or password"
+    authzid given and not the user name    "Authentication failed: Client requested an
                                            authorization id that is different from username"
-    otherwise                              NONE, empty auth bytes, session lifetime 0
+    otherwise                              NONE, error message "" (not null, as on
+                                           Kafka's wire), empty auth bytes, session lifetime 0
                                            (no re-authentication) -> COMPLETE, principal User:<name>
+
+The token is decoded as UTF-8 with invalid sequences replaced (Java's
+``new String(bytes, UTF_8)``); NUL never occurs inside a multi-byte sequence,
+so the split is the same either way.
 
 SCRAM-SHA-256/512 (:mod:`.scram`): two SaslAuthenticate rounds; the first
 answers NONE with the server-first message, the second with the server-final
@@ -75,6 +84,9 @@ GENERIC_FAILURE = (
     "Authentication failed during authentication due to invalid credentials with SASL mechanism "
 )
 _BAD_PASSWORD = "Authentication failed: Invalid username or password"
+_NO_USER = "Authentication failed: username not specified"
+_NO_PASSWORD = "Authentication failed: password not specified"
+_TOKEN_COUNT = "Invalid SASL/PLAIN response: expected 3 tokens, got {}"
 _OTHER_AUTHZID = (
     "Authentication failed: Client requested an authorization id that is different from username"
 )
@@ -177,7 +189,8 @@ class SaslAuthenticator:
             message = problem if self.mechanism == PLAIN else GENERIC_FAILURE + str(self.mechanism)
             failed = SaslAuthenticateResponse(ErrorCode.SASL_AUTHENTICATION_FAILED, message, b"")
             return SaslAction(response=failed, close=True, reason=problem)
-        return SaslAction(response=SaslAuthenticateResponse(ErrorCode.NONE, None, answer, 0))
+        # error_message "" (not null): the schema's default, which Kafka leaves in place
+        return SaslAction(response=SaslAuthenticateResponse(ErrorCode.NONE, "", answer, 0))
 
     def _evaluate(self, token: bytes) -> tuple[bytes | None, str]:
         """(the server's token, or None on failure; the failure reason). Sets COMPLETE and
@@ -211,9 +224,14 @@ class SaslAuthenticator:
 
     def _check_plain(self, token: bytes) -> str | None:
         """None when the token authenticates (``self.principal`` set), else the message."""
-        authzid, user, password = _split_plain(token.decode("utf-8", errors="replace"))
-        if not user or not password:
-            return GENERIC_FAILURE + PLAIN
+        parts = _split_plain(token.decode("utf-8", errors="replace"))
+        if len(parts) != 3:
+            return _TOKEN_COUNT.format(len(parts))
+        authzid, user, password = parts
+        if not user:
+            return _NO_USER
+        if not password:
+            return _NO_PASSWORD
         expected = self.listener.plain_users.get(user)
         if expected is None or not hmac.compare_digest(expected.encode(), password.encode()):
             return _BAD_PASSWORD
@@ -227,9 +245,7 @@ class SaslAuthenticator:
         return SaslAction(close=True, reason=reason)
 
 
-def _split_plain(text: str) -> tuple[str, str, str]:
-    """The first three NUL-separated parts (anything after a third NUL is ignored, as in
-    Kafka's ``PlainSaslServer``); missing parts are empty."""
-    parts = text.split("\0")[:3]
-    parts += [""] * (3 - len(parts))
-    return parts[0], parts[1], parts[2]
+def _split_plain(text: str) -> list[str]:
+    """The NUL-separated parts, counting at most four (``PlainSaslServer.extractTokens``
+    stops after the fourth, so "a\\0b\\0c\\0d\\0e" is four parts, the last "d")."""
+    return text.split("\0", 4)[:4]

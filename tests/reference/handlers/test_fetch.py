@@ -148,7 +148,11 @@ def test_read_committed_lists_aborted_transactions_even_when_none(broker: Broker
 def test_unknown_partition_answers_at_once_with_schema_defaults(broker: Broker) -> None:
     response = fetch(broker, fetch_request(DELREC_TOPIC, {7: 0}, max_wait_ms=500))
     data = _only(response)
-    assert (data.error_code, data.high_watermark, data.records) == (3, -1, None)
+    assert (data.error_code, data.high_watermark, data.records) == (
+        3,
+        -1,
+        b"",
+    )  # MemoryRecords.EMPTY
 
 
 @pytest.mark.parametrize(("epoch", "code"), [(0, 0), (1, 75)])

@@ -311,7 +311,9 @@ def test_describe_stable_group_shows_members_with_protocol_data(tmp_path: Path) 
     (m,) = group.members
     assert (m.member_id, m.client_id, m.client_host) == (member.member_id, "c1", "/127.0.0.1")
     assert (m.member_metadata, m.member_assignment) == (join_request().protocols[0].metadata, b"x")
-    assert group.authorized_operations == 328  # READ, DELETE, DESCRIBE
+    assert (
+        group.authorized_operations == 3400
+    )  # READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
 
 
 def test_describe_unknown_group_is_dead_until_v6(tmp_path: Path) -> None:

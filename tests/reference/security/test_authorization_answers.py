@@ -236,7 +236,7 @@ def test_fetch_without_read_is_29_for_consumers(broker: Broker) -> None:
     )
     answer: Any = dispatch(broker, ctx(ApiKey.FETCH, 12), request)
     got = answer.responses[0].partitions[0]
-    assert (got.error_code, got.records) == (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+    assert (got.error_code, got.records) == (ErrorCode.TOPIC_AUTHORIZATION_FAILED, b"")
     grant(broker, "t", Op.READ)
     answer = dispatch(broker, ctx(ApiKey.FETCH, 12), request)
     assert answer.responses[0].partitions[0].error_code == ErrorCode.NONE

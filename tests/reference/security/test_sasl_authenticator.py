@@ -27,11 +27,6 @@ from lethe_reference.protocol.listeners import (
 from lethe_reference.protocol.sasl import SaslAuthenticator, SaslState
 from security_support import JAAS, SASL_LISTENER, SECURED
 
-GENERIC = (
-    "Authentication failed during authentication due to invalid credentials with SASL "
-    "mechanism PLAIN"
-)
-
 
 def handshaken() -> SaslAuthenticator:
     auth = SaslAuthenticator(SASL_LISTENER)
@@ -83,7 +78,7 @@ def test_an_unknown_mechanism_is_33_with_the_enabled_list_then_close() -> None:
 
 def test_a_valid_plain_token_completes_as_the_user_principal() -> None:
     auth, response, close = authenticate(b"\0alice\0alice-secret")
-    assert response == SaslAuthenticateResponse(ErrorCode.NONE, None, b"", 0)
+    assert response == SaslAuthenticateResponse(ErrorCode.NONE, "", b"", 0)
     assert not close and auth.complete and auth.principal == "User:alice"
 
 
@@ -92,26 +87,70 @@ def test_an_authorization_id_equal_to_the_user_is_accepted() -> None:
     assert response.error_code == ErrorCode.NONE and auth.principal == "User:alice"
 
 
+_INVALID = "Authentication failed: Invalid username or password"
+_COUNT = "Invalid SASL/PLAIN response: expected 3 tokens, got {}"
+
+
 @pytest.mark.parametrize(
     ("token", "message"),
     [
-        (b"\0alice\0wrong", "Authentication failed: Invalid username or password"),
-        (b"\0mallory\0alice-secret", "Authentication failed: Invalid username or password"),
+        # PlainSaslServer.extractTokens: exactly 3 NUL-separated parts (it counts up to 4)
+        (b"\0alice\0alice-secret\0extra", _COUNT.format(4)),
+        (b"\0alice\0alice-secret\0", _COUNT.format(4)),
+        (b"\0alice\0alice-secret\0x\0y\0z", _COUNT.format(4)),
+        (b"alice\0alice-secret", _COUNT.format(2)),
+        (b"alice-secret", _COUNT.format(1)),
+        (b"", _COUNT.format(1)),
+        # then evaluateResponse: user name, password, credentials, authorization id
+        (b"\0\0alice-secret", "Authentication failed: username not specified"),
+        (b"\0\0", "Authentication failed: username not specified"),
+        (b"\0alice\0", "Authentication failed: password not specified"),
+        (b"\0alice\0wrong", _INVALID),
+        (b"\0mallory\0alice-secret", _INVALID),
+        (b"\0ALICE\0alice-secret", _INVALID),
+        (b"\0alice\0alice-secret ", _INVALID),
+        (b"\0alice\xff\0alice-secret", _INVALID),
+        (b"admin\0alice\0wrong", _INVALID),  # credentials are checked before the authzid
         (
             b"admin\0alice\0alice-secret",
             "Authentication failed: Client requested an authorization id that is different "
             "from username",
         ),
-        (b"\0\0alice-secret", GENERIC),
-        (b"\0alice\0", GENERIC),
-        (b"alice-secret", GENERIC),
     ],
 )
 def test_a_bad_token_is_58_with_kafkas_message_then_close(token: bytes, message: str) -> None:
     auth, response, close = authenticate(token)
     assert response.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
     assert response.error_message == message
+    assert response.auth_bytes == b""
     assert close and auth.state is SaslState.FAILED and auth.principal is None
+
+
+@pytest.mark.parametrize(
+    ("token", "problem"),
+    [
+        (b"\0alice\0alice-secret\0extra", _COUNT.format(4)),
+        (b"\0\0alice-secret", "Authentication failed: username not specified"),
+        (b"\0alice\0", "Authentication failed: password not specified"),
+    ],
+)
+def test_a_bad_raw_token_after_a_v0_handshake_fails_without_an_answer(
+    token: bytes, problem: str
+) -> None:
+    """SaslHandshake v0: the token is a bare frame and a failure cannot carry an error, so
+    the connection is closed (``SaslServerAuthenticator`` without Kafka headers)."""
+    auth = SaslAuthenticator(SASL_LISTENER)
+    auth.receive(ApiKey.SASL_HANDSHAKE, 0, SaslHandshakeRequest("PLAIN"))
+    assert auth.raw_tokens
+    assert auth.receive_token(token) == (None, problem)
+    assert auth.state is SaslState.FAILED and auth.principal is None
+
+
+def test_a_good_raw_token_after_a_v0_handshake_completes() -> None:
+    auth = SaslAuthenticator(SASL_LISTENER)
+    auth.receive(ApiKey.SASL_HANDSHAKE, 0, SaslHandshakeRequest("PLAIN"))
+    assert auth.receive_token(b"alice\0alice\0alice-secret") == (b"", "")
+    assert auth.complete and auth.principal == "User:alice"
 
 
 def test_another_request_while_authenticating_is_refused_with_34_then_close() -> None:
