@@ -28,7 +28,7 @@ segment lethe writes is the segment Kafka would have written:
 Clients frame differently in one case: librdkafka writes snappy as one raw
 block (``snappy_framing="raw"``), while the Java client and the broker write
 the xerial framing, the default here. (librdkafka's gzip says OS 3; that byte
-is never read.) fixtures/golden/codec-frames holds the evidence: Kafka's
+is never read.) fixtures/kafka-codecs holds the evidence: Kafka's
 writers run on sample inputs, and batches a real Kafka 4.0.0 broker
 recompressed on produce and rewrote in its cleaner; lethe's output equals
 them byte for byte, except snappy blocks of some inputs, where snappy-java's

@@ -15,7 +15,7 @@ at 64 KiB of input; a block whose compressed form is not smaller than its
 input is stored as is, with bit 31 of its size set. At Kafka's default level
 (9) the writer uses lz4-java's *fast* compressor, which is ``LZ4_compress_default``;
 cramjam's ``compress_block`` runs the same C function, so the block bytes
-match too (checked against Kafka's writer in fixtures/golden/codec-frames).
+match too (checked against Kafka's writer in fixtures/kafka-codecs).
 HC, the header checksum, is byte 1 of XXH32 over FLG and BD; for magic 0
 Kafka hashes the magic number as well (its pre-0.10 bug, kept for old
 readers), and when reading magic 0 it skips HC without looking.
@@ -34,8 +34,8 @@ looser in others, and lethe reads exactly as it does (:func:`read_frame`):
   and any bytes after the end mark (never read).
 
 Every refusal is a :class:`DecompressionError` carrying Kafka's own message;
-on Produce Kafka answers each with UNKNOWN_SERVER_ERROR (fixtures/golden/
-codec-frames/cases.json records what a real Kafka 4.0.0 answered).
+on Produce Kafka answers each with UNKNOWN_SERVER_ERROR (fixtures/kafka-codecs/
+cases.json records what a real Kafka 4.0.0 answered).
 """
 
 from __future__ import annotations
