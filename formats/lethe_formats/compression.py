@@ -87,6 +87,7 @@ __all__ = [
     "SNAPPY_FRAMINGS",
     "XERIAL_MAGIC",
     "Compressed",
+    "check_stream_header",
     "compress",
     "decompress",
     "resolve_codec",
@@ -153,6 +154,30 @@ def decompress(
             f"{resolved.dump_name} data expands beyond {max_size} bytes", position=0, field=_FIELD
         )
     return out
+
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_ZSTD_SKIPPABLE = b"\x2a\x4d\x18"  # bytes 1-3 of 0x184D2A5?, little-endian
+
+
+def check_stream_header(codec: Compression | int, head: Buffer, *, magic: int = 2) -> None:
+    """Raise the DecompressionError Kafka's reader raises on the first bytes of a
+    compressed stream (``head``: at least its first 16 bytes, or all of it):
+    the LZ4 frame descriptor, gzip's magic and method, zstd's frame magic.
+    A check for every batch of a segment, where :func:`decompress` is too slow."""
+    resolved = resolve_codec(codec, magic)
+    data = bytes(head[:16])
+    if resolved is Compression.LZ4:
+        lz4frame.check_header(data, magic=magic)
+    elif resolved is Compression.GZIP:
+        if data[:2] != b"\x1f\x8b":
+            raise DecompressionError("Not in GZIP format", position=0, field=_FIELD)
+        if data[2:3] != b"\x08":
+            raise DecompressionError("Unsupported compression method", position=2, field=_FIELD)
+    elif resolved is Compression.ZSTD:
+        skippable = data[1:4] == _ZSTD_SKIPPABLE and data[0] & 0xF0 == 0x50
+        if data[:4] != _ZSTD_MAGIC and not skippable:
+            raise DecompressionError("Unknown frame descriptor", position=0, field=_FIELD)
 
 
 def compress(

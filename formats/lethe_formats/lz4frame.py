@@ -46,7 +46,7 @@ import cramjam
 
 from lethe_formats.errors import CorruptRecordError, DecompressionError
 
-__all__ = ["LZ4_MAGIC", "header_checksum", "read_frame", "write_frame", "xxh32"]
+__all__ = ["LZ4_MAGIC", "check_header", "header_checksum", "read_frame", "write_frame", "xxh32"]
 
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
 _FLG = 0x60
@@ -55,6 +55,8 @@ _BLOCK = 64 * 1024
 _UNCOMPRESSED = 0x80000000
 _FIELD = "records"
 _U32 = struct.Struct("<I")
+#: magic 4, FLG, BD, content size 8, HC
+_MAX_HEADER = 15
 
 
 # --- XXH32 -----------------------------------------------------------------------------
@@ -167,6 +169,12 @@ def _read_header(frame: bytes, magic: int) -> tuple[int, int, int]:
     if magic != 0 and frame[end] != (xxh32(frame[4:end]) >> 8) & 0xFF:
         raise _refuse("Stream frame descriptor corrupted", end)
     return flg, 1 << (2 * ((bd >> 4) & 0x07) + 8), end + 1
+
+
+def check_header(frame: bytes, *, magic: int = 2) -> None:
+    """Raise the DecompressionError Kafka's reader raises on opening ``frame``
+    (magic, FLG, BD, HC), without reading a block: cheap enough for every batch."""
+    _read_header(bytes(frame[:_MAX_HEADER]), magic)
 
 
 def read_frame(frame: bytes, *, magic: int = 2, max_size: int | None = None) -> bytes:
