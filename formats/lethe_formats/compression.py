@@ -90,6 +90,7 @@ __all__ = [
     "check_stream_header",
     "compress",
     "decompress",
+    "kafka_frame_header",
     "resolve_codec",
     "xxh32",
 ]
@@ -158,6 +159,22 @@ def decompress(
 
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _ZSTD_SKIPPABLE = b"\x2a\x4d\x18"  # bytes 1-3 of 0x184D2A5?, little-endian
+
+
+def kafka_frame_header(codec: Compression | int, *, magic: int = 2) -> bytes:
+    """The first bytes Kafka's writer puts before any data (non-empty input):
+    gzip's 10-byte member header, the 16-byte xerial header, LZ4's magic, FLG,
+    BD and HC, zstd's magic and frame and window descriptors."""
+    resolved = resolve_codec(codec, magic)
+    if resolved is Compression.GZIP:
+        return _GZIP_HEADER
+    if resolved is Compression.SNAPPY:
+        return _XERIAL_HEADER
+    if resolved is Compression.LZ4:
+        return lz4frame.write_frame(b"", magic=magic)[:7]
+    if resolved is Compression.ZSTD:
+        return _zstd_compress(b"\0")[:6]
+    return b""
 
 
 def check_stream_header(codec: Compression | int, head: Buffer, *, magic: int = 2) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lethe_formats.compression import XERIAL_MAGIC, compress, decompress
+from lethe_formats.compression import XERIAL_MAGIC, compress, decompress, kafka_frame_header
 from lethe_formats.errors import DecompressionError
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.model import Compression
@@ -103,6 +103,14 @@ def test_compress_writes_what_kafkas_writer_writes(output: dict[str, object]) ->
     assert len(mine) == output["size"]
     assert mine.startswith(head) and mine.endswith(bytes.fromhex(str(output["tail"])))
     assert hashlib.sha256(mine).hexdigest() == output["sha256"]
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_kafka_frame_header_is_the_evidences(codec: int, magic: int) -> None:
+    if codec == Compression.ZSTD and magic < 2:
+        return
+    assert kafka_frame_header(codec, magic=magic) == kafka_header(codec, magic)
 
 
 def test_kafka_lz4_header_is_flg_0x60_bd_0x40_with_magic_0s_checksum_quirk() -> None:
