@@ -48,6 +48,8 @@ from lethe_formats.errors import CorruptRecordError, DecompressionError
 
 __all__ = ["LZ4_MAGIC", "check_header", "header_checksum", "read_frame", "write_frame", "xxh32"]
 
+Buffer = bytes | bytearray | memoryview
+
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
 _FLG = 0x60
 _BD = 0x40
@@ -151,7 +153,7 @@ def _check_descriptor(flg: int, bd: int) -> None:
         raise _refuse("Reserved3 field must be 0", 5)
 
 
-def _read_header(frame: bytes, magic: int) -> tuple[int, int, int]:
+def _read_header(frame: Buffer, magic: int) -> tuple[int, int, int]:
     """(FLG, maximum block size, position of the first block)."""
     if len(frame) < 6:
         raise _refuse("Stream ended prematurely", len(frame))
@@ -166,18 +168,18 @@ def _read_header(frame: bytes, magic: int) -> tuple[int, int, int]:
         end += 8
     if end >= len(frame):
         raise _refuse("Stream ended prematurely", len(frame))
-    if magic != 0 and frame[end] != (xxh32(frame[4:end]) >> 8) & 0xFF:
+    if magic != 0 and frame[end] != (xxh32(bytes(frame[4:end])) >> 8) & 0xFF:
         raise _refuse("Stream frame descriptor corrupted", end)
     return flg, 1 << (2 * ((bd >> 4) & 0x07) + 8), end + 1
 
 
-def check_header(frame: bytes, *, magic: int = 2) -> None:
+def check_header(frame: Buffer, *, magic: int = 2) -> None:
     """Raise the DecompressionError Kafka's reader raises on opening ``frame``
     (magic, FLG, BD, HC), without reading a block: cheap enough for every batch."""
     _read_header(bytes(frame[:_MAX_HEADER]), magic)
 
 
-def read_frame(frame: bytes, *, magic: int = 2, max_size: int | None = None) -> bytes:
+def read_frame(frame: Buffer, *, magic: int = 2, max_size: int | None = None) -> bytes:
     """The data of an LZ4 frame, read as Kafka's Lz4BlockInputStream reads it.
 
     ``max_size`` bounds the output (lethe's own guard against expansion bombs;
@@ -199,10 +201,10 @@ def read_frame(frame: bytes, *, magic: int = 2, max_size: int | None = None) -> 
         if len(frame) - start < size:
             raise _refuse("Stream ended prematurely", pos)
         block = frame[start : start + size]
-        out += _decode_block(block, buffer, start) if compressed else block
+        out += _decode_block(block, buffer, start) if compressed else bytes(block)
         pos = start + size
         if flg & 0x10:
-            if len(frame) - pos < 4 or _U32.unpack_from(frame, pos)[0] != xxh32(block):
+            if len(frame) - pos < 4 or _U32.unpack_from(frame, pos)[0] != xxh32(bytes(block)):
                 raise _refuse("Block checksum mismatch", pos)
             pos += 4
         if max_size is not None and len(out) > max_size:
@@ -211,7 +213,7 @@ def read_frame(frame: bytes, *, magic: int = 2, max_size: int | None = None) -> 
             )
 
 
-def _decode_block(block: bytes, buffer: bytearray, position: int) -> bytes:
+def _decode_block(block: Buffer, buffer: bytearray, position: int) -> bytes:
     try:
         size = cramjam.lz4.decompress_block_into(block, buffer)
     except Exception as error:

@@ -76,8 +76,9 @@ def kafka_header(codec: int, magic: int) -> bytes:
     """The frame header Kafka's writer wrote for a non-empty input."""
     name = {v: k for k, v in CODEC_IDS.items()}[codec]
     out = next(
-        o for o in WRITERS["outputs"] if o["input"] == "short" and o["codec"] == name
-        and o["magic"] == magic
+        o
+        for o in WRITERS["outputs"]
+        if o["input"] == "short" and o["codec"] == name and o["magic"] == magic
     )
     return bytes.fromhex(out["head"])[: HEADER_SIZE[codec]]
 

@@ -57,7 +57,9 @@ def _batches(log_dir: Path, topic: str) -> list[tuple[Path, int, BatchHeader, by
             header = entry.header
             assert isinstance(header, BatchHeader)
             end = entry.position + header.size_in_bytes
-            found.append((segment, entry.position, header, data[entry.position + _RECORDS_AT : end]))
+            found.append(
+                (segment, entry.position, header, data[entry.position + _RECORDS_AT : end])
+            )
     return found
 
 
