@@ -25,6 +25,7 @@ __all__ = [
     "ChecksumError",
     "CorruptIndexError",
     "CorruptRecordError",
+    "DecompressionError",
     "FormatError",
     "InvalidRecordError",
     "TruncatedError",
@@ -109,6 +110,14 @@ class ChecksumError(CorruptRecordError):
         self.computed = computed
 
 
+class DecompressionError(CorruptRecordError):
+    """Compressed records Kafka's own reader refuses (a codec stream it cannot
+    read: LZ4 dependent blocks, a bad gzip trailer, corrupt snappy or zstd...).
+
+    Kafka wraps these in a plain ``KafkaException``, which its Produce path
+    answers with UNKNOWN_SERVER_ERROR and kafka-dump-log dies on."""
+
+
 class InvalidRecordError(FormatError):
     """A record that decodes but breaks a record-level rule (InvalidRecordException)."""
 
@@ -139,6 +148,7 @@ class CheckpointError(FormatError):
 KAFKA_ERROR_CODES: dict[type[FormatError], int] = {
     FormatError: ErrorCode.CORRUPT_MESSAGE,
     CorruptRecordError: ErrorCode.CORRUPT_MESSAGE,
+    DecompressionError: ErrorCode.UNKNOWN_SERVER_ERROR,
     TruncatedError: ErrorCode.CORRUPT_MESSAGE,
     InvalidRecordError: ErrorCode.INVALID_RECORD,
     UnsupportedCompressionError: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,

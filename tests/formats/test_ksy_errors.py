@@ -20,6 +20,7 @@ from lethe_formats.errors import (
     ChecksumError,
     CorruptIndexError,
     CorruptRecordError,
+    DecompressionError,
     FormatError,
     InvalidRecordError,
     TruncatedError,
@@ -120,9 +121,11 @@ LOG_CASES: dict[str, tuple[bytes, type[FormatError], int]] = {
         InvalidRecordError,
         61,
     ),
+    # Kafka's GZIPInputStream: "Not in GZIP format", a KafkaException
+    # (fixtures/kafka-codecs/cases.json, gzip-bad-magic)
     "gzip block that is not gzip": (
         v2_batch(0, b"junkjunkjunk", 2, attributes=1),
-        CorruptRecordError,
+        DecompressionError,
         61,
     ),
     "compressed records cut short": (

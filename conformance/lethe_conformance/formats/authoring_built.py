@@ -294,7 +294,7 @@ def legacy(
     """A v0/v1 log entry and its tagged value; ``inner`` makes it a compressed
     wrapper whose value is ``codec`` over the inner entries' bytes."""
     if inner:
-        value = compress(codec, b"".join(raw for raw, _ in inner))
+        value = compress(codec, b"".join(raw for raw, _ in inner), magic=magic)
     data = legacy_entry(
         offset=offset, magic=magic, attributes=attributes, timestamp=timestamp, key=key, value=value
     )

@@ -30,7 +30,6 @@ Compression uses the codec libraries directly (``gzip``, ``cramjam``).
 
 from __future__ import annotations
 
-import gzip
 import struct
 import zlib
 from collections.abc import Sequence
@@ -204,23 +203,63 @@ def legacy_entry(
 
 def _xerial(data: bytes) -> bytes:
     out = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
-    for start in range(0, max(len(data), 1), 32 * 1024):
+    for start in range(0, len(data), 32 * 1024):
         block = bytes(cramjam.snappy.compress_raw(data[start : start + 32 * 1024]))
         out += struct.pack(">i", len(block)) + block
     return out
 
 
-def compress(codec: str, data: bytes) -> bytes:
-    """``data`` compressed as Kafka stores it: gzip (mtime 0), raw or xerial snappy,
-    lz4 frame, zstd."""
+#: Kafka's LZ4 frame header, FLG 0x60 (independent blocks, no checksums) and BD 0x40
+#: (64 KiB blocks), then its HC byte: 0x82 is XXH32(60 40) >> 8; for magic 0 Kafka
+#: hashes the magic number too, 0x1A (both as Kafka's writer wrote them, see
+#: fixtures/kafka-codecs/writers.json).
+_LZ4_HEADER = b"\x04\x22\x4d\x18\x60\x40"
+_LZ4_HC = {0: 0x1A, 1: 0x82, 2: 0x82}
+
+
+def _lz4(data: bytes, magic: int) -> bytes:
+    out = _LZ4_HEADER + bytes([_LZ4_HC[magic]])
+    for start in range(0, len(data), 64 * 1024):
+        chunk = data[start : start + 64 * 1024]
+        block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
+        if len(block) >= len(chunk):
+            out += struct.pack("<I", len(chunk) | 0x80000000) + chunk
+        else:
+            out += struct.pack("<I", len(block)) + block
+    return out + bytes(4)
+
+
+#: java.util.zip.GZIPOutputStream's member header: no flags, mtime 0, XFL 0, OS 255
+#: (Java 16+; the Java console producer's batches in fixtures/golden/codecs).
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+
+
+def _gzip(data: bytes) -> bytes:
+    deflater = zlib.compressobj(6, zlib.DEFLATED, -15, 8)
+    body = deflater.compress(data) + deflater.flush()
+    return _GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data))
+
+
+def _zstd(data: bytes) -> bytes:
+    stream = cramjam.zstd.Compressor(level=3)
+    out = b""
+    if data:
+        stream.compress(data)
+        out = bytes(stream.flush())
+    return out + bytes(stream.finish())
+
+
+def compress(codec: str, data: bytes, *, magic: int = 2) -> bytes:
+    """``data`` compressed as Kafka's own writers store it: gzip (mtime 0, OS 255),
+    xerial snappy (or librdkafka's raw snappy), Kafka's LZ4 frame, a streamed zstd frame."""
     if codec == "gzip":
-        return gzip.compress(data, compresslevel=6, mtime=0)
+        return _gzip(data)
     if codec == "snappy-raw":
         return bytes(cramjam.snappy.compress_raw(data))
     if codec == "snappy-xerial":
         return _xerial(data)
     if codec == "lz4":
-        return bytes(cramjam.lz4.compress(data))
+        return _lz4(data, magic)
     if codec == "zstd":
-        return bytes(cramjam.zstd.compress(data))
+        return _zstd(data)
     raise ValueError(f"unknown codec {codec!r}")

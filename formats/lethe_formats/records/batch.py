@@ -212,7 +212,7 @@ def _to_model(parsed: Any, batch_length: int) -> RecordBatch:
     return RecordBatch(header, tuple(record_from_container(r) for r in body.records))
 
 
-def encode_batch(batch: RecordBatch, *, snappy_framing: str = "raw") -> bytes:
+def encode_batch(batch: RecordBatch, *, snappy_framing: str = "xerial") -> bytes:
     """Bytes of ``batch``: length, record count and CRC recomputed, records
     compressed with the codec in the attributes (``snappy_framing`` "raw" as
     librdkafka writes, or "xerial" as the Java client writes)."""

@@ -128,7 +128,7 @@ def build_batch(
     delete_horizon_ms: int | None = None,
     offset_deltas: Sequence[int] | None = None,
     last_offset_delta: int | None = None,
-    snappy_framing: str = "raw",
+    snappy_framing: str = "xerial",
 ) -> bytes:
     """A v2 batch holding ``records`` (at least one; see :func:`build_empty_batch`)."""
     if not records:
@@ -246,7 +246,7 @@ def build_legacy_message_set(
     compression: Compression = Compression.NONE,
     timestamp_type: TimestampType = TimestampType.CREATE_TIME,
     log_append_time: int | None = None,
-    snappy_framing: str = "raw",
+    snappy_framing: str = "xerial",
 ) -> bytes:
     """v0/v1 messages for ``records``: one entry each, or one compressed wrapper."""
     if magic not in (0, 1):

@@ -248,7 +248,7 @@ def _absolute(
     return tuple(dataclasses.replace(e, offset=base + e.offset) for e in entries)
 
 
-def encode_message(message: LegacyMessage, *, snappy_framing: str = "raw") -> bytes:
+def encode_message(message: LegacyMessage, *, snappy_framing: str = "xerial") -> bytes:
     """Bytes of a v0/v1 log entry: size and CRC recomputed; for a wrapper the
     value is rebuilt from ``inner`` (v1 offsets relative again, first = 0)."""
     value = message.value

@@ -21,6 +21,7 @@ the one place codes live::
     |  +- UnsupportedCompressionTypeError    UNSUPPORTED_COMPRESSION_TYPE 76
     |  +- InvalidRecordError                 INVALID_RECORD 87
     |  +- UnknownCodecError                  UNKNOWN_SERVER_ERROR -1
+    |  +- UnreadableCompressionError         UNKNOWN_SERVER_ERROR -1
     +- SegmentOffsetOverflowError            (internal: a roll is needed first)
     +- KafkaStorageError                     KAFKA_STORAGE_ERROR 56
 
@@ -47,6 +48,7 @@ __all__ = [
     "RecordValidationError",
     "SegmentOffsetOverflowError",
     "UnknownCodecError",
+    "UnreadableCompressionError",
     "UnsupportedCompressionTypeError",
 ]
 
@@ -120,6 +122,12 @@ class InvalidRecordError(RecordValidationError):
 class UnknownCodecError(RecordValidationError):
     """Compression id 5-7: Kafka's ``CompressionType.forId`` throws an
     IllegalArgumentException, which ``Errors.forException`` maps to -1."""
+
+
+class UnreadableCompressionError(RecordValidationError):
+    """Compressed records Kafka's codec reader refuses (LZ4 dependent blocks, a
+    corrupt gzip/snappy/zstd stream...): Kafka throws a plain KafkaException,
+    which ``Errors.forException`` maps to -1 (fixtures/kafka-codecs)."""
 
 
 class SegmentOffsetOverflowError(LogError):

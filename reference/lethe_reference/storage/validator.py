@@ -18,8 +18,10 @@ Kafka 4.0 checks it in three places, in this order, and so do we:
    of 5-7 makes ``CompressionType.forId`` throw (``UNKNOWN_SERVER_ERROR`` -1).
 3. ``LogValidator``: offset range and record count consistent, no control
    batch, a producer id needs a sequence (all ``INVALID_RECORD``); then every
-   record is decoded (decompressed if needed; undecodable records are
-   ``INVALID_RECORD``, as Kafka's iterators throw ``InvalidRecordException``)
+   record is decoded (decompressed if needed; a compressed stream Kafka's
+   codec reader refuses is ``UNKNOWN_SERVER_ERROR`` -1, Kafka's answer to its
+   ``KafkaException``; other undecodable records are ``INVALID_RECORD``, as
+   Kafka's iterators throw ``InvalidRecordException``)
    and checked: compacted topics need keys (``INVALID_RECORD``), CreateTime
    timestamps must lie within ``message.timestamp.{before,after}.max.ms`` of
    now and a LogAppendTime attribute from a producer is refused (both
@@ -50,7 +52,7 @@ import struct
 from dataclasses import dataclass
 
 from lethe_formats.crc import crc32c
-from lethe_formats.errors import FormatError
+from lethe_formats.errors import DecompressionError, FormatError
 from lethe_formats.model import (
     COMPRESSION_MASK,
     CONTROL_BIT,
@@ -256,6 +258,8 @@ def _validate_batch_fields(header: BatchHeader, tp: str) -> None:
 def _decode(data: bytearray, entry: ScannedEntry) -> tuple[Record, ...]:
     try:
         return decode_records(data, entry)
+    except DecompressionError as error:
+        raise errors.UnreadableCompressionError(f"Invalid record batch: {error}") from None
     except FormatError as error:
         raise errors.InvalidRecordError(f"Invalid record batch: {error}") from None
 

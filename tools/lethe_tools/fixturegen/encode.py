@@ -8,8 +8,10 @@ Which builder a batch goes to::
     v0 / v1                 -> build_legacy_message_set   (plain entries or one wrapper)
 
 Codec names map to the attribute codec plus, for snappy, the framing:
-``snappy`` is the raw block librdkafka writes, ``snappy-xerial`` the stream
-framing of the Java client (both have codec id 2 on disk).
+``snappy`` (or ``snappy-xerial``) is the xerial stream framing Kafka's own
+writers and the Java client write, ``snappy-raw`` the raw block librdkafka
+writes (all have codec id 2 on disk). Every other codec is written as Kafka
+4.0's writer writes it (lethe_formats.compression).
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ __all__ = ["CODECS", "encode_batch", "record_spec"]
 
 #: Spec codec name -> (codec id, snappy framing).
 CODECS: dict[str, tuple[Compression, str]] = {
-    "none": (Compression.NONE, "raw"),
-    "gzip": (Compression.GZIP, "raw"),
-    "snappy": (Compression.SNAPPY, "raw"),
+    "none": (Compression.NONE, "xerial"),
+    "gzip": (Compression.GZIP, "xerial"),
+    "snappy": (Compression.SNAPPY, "xerial"),
     "snappy-xerial": (Compression.SNAPPY, "xerial"),
-    "lz4": (Compression.LZ4, "raw"),
-    "zstd": (Compression.ZSTD, "raw"),
+    "snappy-raw": (Compression.SNAPPY, "raw"),
+    "lz4": (Compression.LZ4, "xerial"),
+    "zstd": (Compression.ZSTD, "xerial"),
 }
 
 

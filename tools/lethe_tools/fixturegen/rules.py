@@ -9,7 +9,7 @@ feature                v0         v1         v2
 record timestamps      none       required   required
 headers                no         no         yes
 zstd                   no         no         yes
-snappy-xerial          yes        yes        yes
+snappy-xerial, -raw    yes        yes        yes
 LogAppendTime          no         yes        yes
 producer id/epoch/seq  no         no         yes
 transactions/control   no         no         yes

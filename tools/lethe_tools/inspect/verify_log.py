@@ -15,6 +15,11 @@ segments. What it checks, per entry (positions name the faulty field)::
     byte +57  recordsCount    >= 0
     tail      the scan ends exactly at the end of the file (else torn tail / corruption)
 
+A compressed batch's stream is opened as Kafka's reader opens it (LZ4 frame
+descriptor, gzip magic and method, zstd magic; ``check_stream_header``): a
+frame Kafka refuses, such as LZ4 with dependent blocks, is reported at the
+faulty byte even though its CRC is right. ``deep=True`` decompresses it all.
+
 Batches with the KIP-534 delete horizon (attribute bit 6) are decoded: Kafka
 writes them in ``MemoryRecords.filterTo`` with baseTimestamp = horizon and
 record deltas relative to it, so every record timestamp must still be <=
@@ -38,6 +43,7 @@ import struct
 from array import array
 from dataclasses import dataclass, field
 
+from lethe_formats.compression import check_stream_header
 from lethe_formats.crc import crc32, crc32c
 from lethe_formats.errors import FormatError, TruncatedError
 from lethe_formats.model import BatchHeader, LegacyMessage
@@ -57,6 +63,8 @@ __all__ = ["SegmentSummary", "verify_segment"]
 
 #: baseOffset (magic 2) or offset (magic 0/1): the first 8 bytes of every entry.
 _FIRST_OFFSET = struct.Struct(">q")
+#: A v2 batch's records (the compressed stream, if any) start here.
+_RECORDS_AT = 61
 
 
 @dataclass(slots=True)
@@ -122,8 +130,8 @@ class _SegmentChecker:
                 count = header.records_count
                 last = first + delta
                 max_ts = header.max_timestamp
-                # codec 5-7 and the delete-horizon bit (0x40) both make attributes & 0x47 > 4
-                if deep or header.attributes & 0x47 > 4 or not 0 <= count <= delta + 1 or delta < 0:
+                # any codec and the delete-horizon bit (0x40) make attributes & 0x47 non-zero
+                if deep or header.attributes & 0x47 or not 0 <= count <= delta + 1 or delta < 0:
                     self.check_v2(entry, header)
             else:
                 first = last = header.offset
@@ -184,9 +192,24 @@ class _SegmentChecker:
                 pos + 23,
                 "lastOffsetDelta",
             )
-        elif entry.crc_valid is not False and (self.deep or header.attributes & 0x40):
-            # a CRC mismatch says it all: decoding garbage would only add noise
+        elif entry.crc_valid is False:
+            return  # a CRC mismatch says it all: decoding garbage would only add noise
+        elif self.deep or header.attributes & 0x40:
             self.check_records(entry, header)
+        elif codec:
+            self.check_stream(entry, header, codec)
+
+    def check_stream(self, entry: ScannedEntry, header: BatchHeader, codec: int) -> None:
+        """The first bytes of a compressed batch's stream, as Kafka's reader opens
+        it (an LZ4 frame with dependent blocks, say, has a right CRC and still
+        cannot be read by Kafka); ``deep`` decompresses the whole stream."""
+        start = entry.position + _RECORDS_AT
+        with memoryview(self.data) as view:
+            head = bytes(view[start : min(start + 16, entry.position + header.size_in_bytes)])
+        try:
+            check_stream_header(codec, head)
+        except FormatError as error:
+            self.problems.error(error.at(file=self.path, offset=start), self.path)
 
     def check_records(self, entry: ScannedEntry, header: BatchHeader) -> None:
         """Decode one batch: offsets inside [base, last] and increasing;
