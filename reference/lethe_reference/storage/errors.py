@@ -21,6 +21,8 @@ the one place codes live::
     |  +- UnsupportedCompressionTypeError    UNSUPPORTED_COMPRESSION_TYPE 76
     |  +- InvalidRecordError                 INVALID_RECORD 87
     |  +- UnknownCodecError                  UNKNOWN_SERVER_ERROR -1
+    +- OutOfOrderSequenceError               OUT_OF_ORDER_SEQUENCE_NUMBER 45
+    +- InvalidProducerEpochError             INVALID_PRODUCER_EPOCH 47
     +- SegmentOffsetOverflowError            (internal: a roll is needed first)
     +- KafkaStorageError                     KAFKA_STORAGE_ERROR 56
 
@@ -37,12 +39,14 @@ from lethe_formats.protocol.error_codes import ErrorCode
 
 __all__ = [
     "CorruptMessageError",
+    "InvalidProducerEpochError",
     "InvalidRecordError",
     "InvalidTimestampError",
     "KafkaStorageError",
     "LogError",
     "MessageTooLargeError",
     "OffsetOutOfRangeError",
+    "OutOfOrderSequenceError",
     "RecordListTooLargeError",
     "RecordValidationError",
     "SegmentOffsetOverflowError",
@@ -120,6 +124,19 @@ class InvalidRecordError(RecordValidationError):
 class UnknownCodecError(RecordValidationError):
     """Compression id 5-7: Kafka's ``CompressionType.forId`` throws an
     IllegalArgumentException, which ``Errors.forException`` maps to -1."""
+
+
+class OutOfOrderSequenceError(LogError):
+    """An idempotent producer's batch does not follow its last sequence
+    (``OutOfOrderSequenceException``)."""
+
+    error_name = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+
+class InvalidProducerEpochError(LogError):
+    """A producer epoch below the one the partition knows (``InvalidProducerEpochException``)."""
+
+    error_name = "INVALID_PRODUCER_EPOCH"
 
 
 class SegmentOffsetOverflowError(LogError):
