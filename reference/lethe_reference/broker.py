@@ -18,7 +18,8 @@ drives it:
   has passed on :attr:`Broker.clock` (and after each request, since a request
   can make work due earlier);
 * ``shutdown()`` completes parked responses, cancels the tasks and shuts the log
-  manager down (flush, checkpoints, ``.kafka_cleanshutdown``).
+  manager down (flush, producer snapshots, checkpoints, ``.kafka_cleanshutdown``
+  with the broker epoch of this startup: :meth:`TopicRegistry.register_broker`).
 
 Periodic tasks, named and timed as Kafka's (``ReplicaManager``/``LogManager``)::
 
@@ -152,6 +153,7 @@ class Broker:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._load_meta_properties()
         self.metadata.load()
+        self.metadata.register_broker()
         self.log_manager.startup()
         self._adopt_meta_properties()
         counts: dict[str, int] = {}
@@ -184,7 +186,7 @@ class Broker:
             purgatory.expire_all()
         group_runtime.shutdown(self)  # parked joins/syncs get NOT_COORDINATOR, as on unload
         self.scheduler.clear()
-        self.log_manager.shutdown()
+        self.log_manager.shutdown(broker_epoch=self.metadata.broker_epoch)
         self.started = False
         _log.info("broker %d shut down cleanly", self.node_id)
 
