@@ -192,3 +192,20 @@ def test_retries_after_kill_9_get_their_original_offsets(broker: LetheBroker) ->
     broker.stop()
     values = values_on_disk(broker.log_dir)
     assert values == [b"v%d" % i for i in range(3 * CRASH_CYCLES)]
+
+
+def test_a_producer_idle_past_its_expiry_is_forgotten_at_load(broker: LetheBroker) -> None:
+    """``producer.id.expiration.ms`` (1 day) counts from the batch's own timestamp;
+    the snapshot load skips such a producer, so any sequence is accepted after the
+    restart: NONE, never UNKNOWN_PRODUCER_ID (Kafka 4.0 does not send it on Produce)."""
+    day_old = NOW_MS - 86_400_000
+    specs = [RecordSpec(b"k", b"old", timestamp=day_old)]
+    old = build_batch(
+        specs, base_offset=0, producer_id=PRODUCER_ID, producer_epoch=EPOCH, base_sequence=0
+    )
+    assert broker.produce(old).base_offset == 0
+    assert broker.produce(batch(5)).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    broker.stop()
+    broker.start()
+    answer = broker.produce(batch(5))
+    assert (answer.error_code, answer.base_offset) == (ErrorCode.NONE, 1)
