@@ -138,7 +138,7 @@ def _read_all(bootstrap: str, end: int) -> list[tuple[int, bytes]]:
             message = consumer.poll(1.0)
             if message is None or message.error():
                 continue
-            found.append((message.offset(), message.value() or b""))
+            found.append((int(message.offset() or 0), message.value() or b""))
     finally:
         consumer.close()
     return found

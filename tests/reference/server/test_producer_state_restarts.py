@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lethe_formats.model import RecordBatch
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.envelope import decode_response, encode_request
 from lethe_formats.protocol.error_codes import ErrorCode
@@ -139,6 +140,7 @@ def values_on_disk(log_dir: Path) -> list[bytes | None]:
         record.value
         for path in sorted(partition.glob("*.log"))
         for batch_ in read_log(path.read_bytes())
+        if isinstance(batch_, RecordBatch)
         for record in batch_.records
     ]
 
