@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench_timing import BenchError
@@ -81,14 +82,26 @@ def log_bytes(log_dir: Path, topic: str) -> int:
 class BrokerProcess:
     """``lethe broker`` on 127.0.0.1 and a free port, serving ``log_dir``."""
 
-    def __init__(self, log_dir: Path, *, cpu: int | None, log_level: str = "INFO") -> None:
+    def __init__(
+        self,
+        log_dir: Path,
+        *,
+        cpu: int | None,
+        log_level: str = "INFO",
+        listen: str = "127.0.0.1:0",
+        overrides: Sequence[str] = (),
+    ) -> None:
         self.log_dir = log_dir
+        #: A fixed port lets clients reconnect across restarts (the crash loop).
+        self.listen = listen
+        self.overrides = tuple(overrides)
         self.cpu = cpu
         self.log_level = log_level
         self.stderr_path = log_dir.parent / f"{log_dir.name}.stderr"
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.affinity: list[int] = []
+        self._log_start = 0
 
     @property
     def bootstrap(self) -> str:
@@ -105,17 +118,19 @@ class BrokerProcess:
             *lethe_command(),
             "broker",
             "--listen",
-            "127.0.0.1:0",
+            self.listen,
             "--log-dir",
             str(self.log_dir),
             "--log-level",
             self.log_level,
+            *(arg for override in self.overrides for arg in ("--override", override)),
         ]
 
     def start(self) -> BrokerProcess:
         """Spawn, pin, and wait for the listening line; raises BenchError on failure."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        with self.stderr_path.open("wb") as stderr:
+        self._log_start = self.stderr_path.stat().st_size if self.stderr_path.exists() else 0
+        with self.stderr_path.open("ab") as stderr:
             self.process = subprocess.Popen(
                 self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
             )
@@ -128,8 +143,11 @@ class BrokerProcess:
     def _wait_listening(self) -> int:
         assert self.process is not None
         deadline = time.monotonic() + _START_TIMEOUT_S
+        start = self._log_start
         while time.monotonic() < deadline:
-            found = _LISTENING.search(self.stderr_path.read_text(errors="replace"))
+            with self.stderr_path.open("rb") as log:
+                log.seek(start)
+                found = _LISTENING.search(log.read().decode(errors="replace"))
             if found:
                 return int(found.group(2))
             if self.process.poll() is not None:
@@ -170,6 +188,13 @@ class BrokerProcess:
         if status != 0:
             raise BenchError(f"broker exited {status} on SIGTERM: {self.stderr_tail()}")
         return status
+
+    def crash(self) -> None:
+        """kill -9 and reap: no flush, no checkpoints, no clean-shutdown marker."""
+        process, self.process = self.process, None
+        if process is not None:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
 
     def kill(self) -> None:
         """Last resort on an error path: SIGKILL and reap (no clean shutdown)."""

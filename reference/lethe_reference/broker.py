@@ -18,7 +18,8 @@ drives it:
   has passed on :attr:`Broker.clock` (and after each request, since a request
   can make work due earlier);
 * ``shutdown()`` completes parked responses, cancels the tasks and shuts the log
-  manager down (flush, checkpoints, ``.kafka_cleanshutdown``).
+  manager down (flush, producer snapshots, checkpoints, ``.kafka_cleanshutdown``
+  with the broker epoch of this startup: :meth:`TopicRegistry.register_broker`).
 
 Periodic tasks, named and timed as Kafka's (``ReplicaManager``/``LogManager``)::
 
@@ -27,6 +28,7 @@ Periodic tasks, named and timed as Kafka's (``ReplicaManager``/``LogManager``)::
     kafka-log-start-offset-checkpoint log.flush.start.offset.checkpoint.interval.ms 60000
     kafka-log-retention              log.retention.check.interval.ms               300000
     kafka-log-flusher                log.flush.scheduler.interval.ms            Long.MAX (off)
+    PeriodicProducerExpirationCheck  producer.id.expiration.check.interval.ms      600000
     kafka-log-cleaner-thread-0       log.cleaner.backoff.ms                        15000
 
 The cleaner task (:attr:`Broker.cleaner`, :mod:`lethe_reference.cleaner`) runs
@@ -134,6 +136,7 @@ class Broker:
             settings_for=self.log_config,
             file_delete_delay_ms=self.config.get_int("log.segment.delete.delay.ms"),
             durable=self.durable,
+            producer_id_expiration_ms=self.config.get_int("producer.id.expiration.ms"),
         )
         self.log_manager.min_committed_offsets = lambda: committed_offsets_of(self)  # KIP-68
         self.cleaner = LogCleaner(self.log_manager, self.config)
@@ -150,6 +153,7 @@ class Broker:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._load_meta_properties()
         self.metadata.load()
+        self.metadata.register_broker()
         self.log_manager.startup()
         self._adopt_meta_properties()
         counts: dict[str, int] = {}
@@ -182,7 +186,7 @@ class Broker:
             purgatory.expire_all()
         group_runtime.shutdown(self)  # parked joins/syncs get NOT_COORDINATOR, as on unload
         self.scheduler.clear()
-        self.log_manager.shutdown()
+        self.log_manager.shutdown(broker_epoch=self.metadata.broker_epoch)
         self.started = False
         _log.info("broker %d shut down cleanly", self.node_id)
 
@@ -212,6 +216,11 @@ class Broker:
             ),
             ("kafka-log-retention", "log.retention.check.interval.ms", INITIAL_TASK_DELAY_MS),
             ("kafka-log-flusher", "log.flush.scheduler.interval.ms", INITIAL_TASK_DELAY_MS),
+            (
+                "PeriodicProducerExpirationCheck",
+                "producer.id.expiration.check.interval.ms",
+                None,
+            ),
         ]
         actions = {
             "highwatermark-checkpoint": self.log_manager.checkpoint_high_watermarks,
@@ -219,6 +228,7 @@ class Broker:
             "kafka-log-start-offset-checkpoint": self.log_manager.checkpoint_log_start_offsets,
             "kafka-log-retention": self.log_manager.cleanup_logs,
             "kafka-log-flusher": self.log_manager.flush,
+            "PeriodicProducerExpirationCheck": self._expire_producers,
         }
         for name, key, initial in tasks:
             period = config.get_int(key)
@@ -227,6 +237,13 @@ class Broker:
             delay = period if initial is None else initial
             self.scheduler.schedule(name, delay, actions[name], period_ms=period)
         self.cleaner.start(self.scheduler)
+
+    def _expire_producers(self) -> None:
+        """Kafka reads ``producer.id.expiration.ms`` dynamically; so does this task."""
+        self.log_manager.producer_id_expiration_ms = self.config.get_int(
+            "producer.id.expiration.ms"
+        )
+        self.log_manager.remove_expired_producers()
 
     # --- time ---------------------------------------------------------------------------
 

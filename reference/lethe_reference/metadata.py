@@ -30,6 +30,12 @@ and ``DeleteTopicPartitionsRecord``; they are saved in the same file as the
 overrides, so a reduction survives a restart. ``partitions`` stays the old
 count until the removed partitions are deleted.
 
+Broker epoch. A KRaft broker's epoch is the metadata-log offset of its
+``RegisterBrokerRecord``: it grows with every registration (startup) and is
+what a clean shutdown writes into ``.kafka_cleanshutdown``. The registry
+stands for that log, so it keeps ``broker_epoch`` in the same file and
+:meth:`TopicRegistry.register_broker` raises it at every startup.
+
 Internal topics (``__consumer_offsets``, ``__transaction_state``) are flagged
 ``internal`` as Kafka does (``Topic.isInternal``), which Metadata reports.
 """
@@ -131,6 +137,8 @@ class TopicRegistry:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self._by_name: dict[str, TopicInfo] = {}
+        #: This broker's registration epoch (module docstring); 0 before the first startup.
+        self.broker_epoch = 0
         #: Grows with every change (stands for the metadata log offset Kafka reports).
         self.epoch = 1
 
@@ -232,6 +240,12 @@ class TopicRegistry:
         self.save()
         return self.names()
 
+    def register_broker(self) -> int:
+        """A new broker epoch, above every one handed out before (module docstring)."""
+        self.broker_epoch += 1
+        self.save()
+        return self.broker_epoch
+
     def _load_saved(self) -> dict[str, dict[str, object]]:
         if self.path is None or not self.path.exists():
             return {}
@@ -239,6 +253,8 @@ class TopicRegistry:
             data = json.loads(self.path.read_text("utf-8"))
         except (OSError, ValueError):
             return {}
+        epoch = data.get("broker_epoch") if isinstance(data, dict) else None
+        self.broker_epoch = epoch if isinstance(epoch, int) and epoch >= 0 else 0
         topics = data.get("topics") if isinstance(data, dict) else None
         return {str(k): v for k, v in topics.items() if isinstance(v, dict)} if topics else {}
 
@@ -248,7 +264,8 @@ class TopicRegistry:
         if self.path is None:
             return
         topics = {t.name: _entry(t) for t in self}
-        text = json.dumps({"version": 1, "topics": topics}, indent=1, sort_keys=True)
+        saved = {"version": 1, "topics": topics, "broker_epoch": self.broker_epoch}
+        text = json.dumps(saved, indent=1, sort_keys=True)
         write_atomically(self.path, text.encode("utf-8"))
 
 

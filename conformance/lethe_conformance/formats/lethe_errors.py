@@ -64,9 +64,12 @@ _TEXT = [
 ]
 _SNAPSHOT = [
     ("unknown file version", "unknown-version"),
-    ("cannot be negative", "negative-count"),
+    ("cannot be negative", "negative-count"),  # Kafka 3.x's Struct schema
+    ("producerEntries was serialized as null", "negative-count"),  # 4.0's generated message
     ("BufferUnderflowException", "truncated"),
     ("bytes available", "truncated"),
+    ("bytes remaining", "truncated"),
+    ("schema validation: null", "truncated"),
 ]
 _CONTROL = [
     (r"Invalid control record key size|control record key is null", "control-key-too-short"),

@@ -20,13 +20,20 @@ replay the whole log. The file is a Kafka protocol ``Struct``
          +34  int32  coordinator_epoch
          +38  int64  current_txn_first_offset  -1: no ongoing transaction
 
-``readSnapshot`` order, reproduced by :func:`read_producer_snapshot`:
+``readSnapshot`` order in Kafka 4.0 (the generated ``ProducerSnapshot``
+message; checked against kafka-dump-log 4.0.0), reproduced by
+:func:`read_producer_snapshot`; every failure of steps 1-2 is a
+``CorruptSnapshotException("Snapshot failed schema validation: " + cause)``:
 
-1. parse the schema; any shortfall or negative count is a
-   ``CorruptSnapshotException("Snapshot failed schema validation: ...")``;
-2. ``version != 1`` → ``Snapshot contained an unknown file version N``;
+1. the version short; ``version != 1`` → cause ``Snapshot contained an
+   unknown file version N`` (before anything else is read);
+2. the message: a shortfall anywhere is a ``BufferUnderflowException`` without
+   a message (cause ``null``); a negative count is ``non-nullable field
+   producerEntries was serialized as null``; a count above the bytes left is
+   ``Tried to allocate a collection of size N, but there are only R bytes
+   remaining.``;
 3. CRC-32C over everything after the crc field (trailing bytes included, which
-   the schema itself ignores) → ``Snapshot is corrupt (CRC is no longer
+   the message itself ignores) → ``Snapshot is corrupt (CRC is no longer
    valid). Stored crc: S. Computed crc: C``.
 
 Entries keep the stored fields; properties derive what ``kafka-dump-log``
@@ -164,19 +171,26 @@ def _schema_error(detail: str, position: int, field: str, file: str | None) -> C
     )
 
 
+def _underflow(position: int, field: str, file: str | None) -> CorruptSnapshotError:
+    """Java's ``BufferUnderflowException`` has no message: Kafka prints ``null``."""
+    return _schema_error("null", position, field, file)
+
+
 def _read_header(data: memoryview, file: str | None) -> tuple[int, int, int]:
-    for name, start, size in (("version", 0, 2), ("crc", 2, 4), ("producer_entries", 6, 4)):
+    if len(data) < 2:
+        raise _underflow(0, "version", file)
+    (version,) = struct.unpack_from(">h", data)
+    if version != PRODUCER_SNAPSHOT_VERSION:
+        raise _schema_error(
+            f"Snapshot contained an unknown file version {version}", 0, "version", file
+        )
+    for name, start, size in (("crc", 2, 4), ("producer_entries", 6, 4)):
         if len(data) < start + size:
-            raise _schema_error(
-                f"Error reading field '{name}': java.nio.BufferUnderflowException",
-                start,
-                name,
-                file,
-            )
+            raise _underflow(start, name, file)
     version, crc, count = _HEADER.unpack_from(data)
     if count < 0:
         raise _schema_error(
-            f"Error reading field 'producer_entries': Array size {count} cannot be negative",
+            "non-nullable field producerEntries was serialized as null",
             6,
             "producer_entries",
             file,
@@ -184,8 +198,8 @@ def _read_header(data: memoryview, file: str | None) -> tuple[int, int, int]:
     remaining = len(data) - HEADER_SIZE
     if count > remaining:
         raise _schema_error(
-            f"Error reading field 'producer_entries': Error reading array of size {count}, "
-            f"only {remaining} bytes available",
+            f"Tried to allocate a collection of size {count}, but there are only "
+            f"{remaining} bytes remaining.",
             6,
             "producer_entries",
             file,
@@ -202,12 +216,8 @@ def _read_entries(data: memoryview, count: int, file: str | None) -> list[Produc
         for name, code in SNAPSHOT_ENTRY.fields:
             width = struct.calcsize(">" + code)
             if start + offset_in_entry + width > len(data):
-                raise _schema_error(
-                    f"Error reading field 'producer_entries': Error reading field '{name}': "
-                    "java.nio.BufferUnderflowException",
-                    start + offset_in_entry,
-                    f"producer_entries[{available}].{name}",
-                    file,
+                raise _underflow(
+                    start + offset_in_entry, f"producer_entries[{available}].{name}", file
                 )
             offset_in_entry += width
     body = data[HEADER_SIZE : HEADER_SIZE + count * size]
@@ -223,13 +233,6 @@ def read_producer_snapshot(data: Buffer, *, file: str | None = None) -> Producer
     view = memoryview(data)
     version, stored_crc, count = _read_header(view, file)
     entries = _read_entries(view, count, file)
-    if version != PRODUCER_SNAPSHOT_VERSION:
-        raise CorruptSnapshotError(
-            f"Snapshot contained an unknown file version {version}",
-            file=file,
-            position=0,
-            field="version",
-        )
     computed = crc32c(view[CRC_COVERAGE_START:])
     if computed != stored_crc:
         raise SnapshotChecksumError(stored_crc, computed, file=file, position=2, field="crc")

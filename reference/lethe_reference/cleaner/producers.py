@@ -11,9 +11,9 @@ Kafka's cleaner asks the log's ``ProducerStateManager`` two things:
 * the **last stable offset**: the cleaner never touches an offset at or above
   the first offset of a transaction still open (KIP534-TXN-9).
 
-lethe's broker keeps producer state in memory only (and tracks no
-transactions), so :func:`scan_producers` rebuilds both from the batches on
-disk, as Kafka's ``ProducerStateManager`` is rebuilt from the log on load:
+:func:`scan_producers` rebuilds both from the batches on disk (the log's own
+producer state, :mod:`lethe_reference.storage.producer_state`, is not consulted
+yet), as Kafka's ``ProducerStateManager`` is rebuilt from the log on load:
 every batch with a producer id updates that producer's entry; a data batch
 sets its last data offset (a new epoch forgets the old one); a transactional
 data batch opens a transaction unless one is open; a COMMIT/ABORT marker

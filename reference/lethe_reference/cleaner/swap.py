@@ -96,7 +96,7 @@ def replace_segments(
             log.segments.remove(segment.base_offset)
         segment.change_file_suffixes(segment.suffix, DELETED_SUFFIX)
         if segment.base_offset not in replaced:
-            _retire_snapshot(segment)
+            log.retire_snapshot(segment)
     if log.deleter is None:
         for segment in doomed:
             segment.delete_files()
@@ -107,16 +107,6 @@ def replace_segments(
         segment.change_file_suffixes(SWAP_SUFFIX, "")
     if log.durable:
         _fsync_dir(log.directory)
-
-
-def _retire_snapshot(segment: LogSegment) -> None:
-    """``deleteProducerSnapshots``: the producer snapshot named after a segment that
-    is gone (not replaced) is renamed ``.deleted`` and removed with its files."""
-    snapshot = segment.directory / segment_file_name(segment.base_offset, FileKind.SNAPSHOT)
-    if snapshot.exists():
-        target = snapshot.with_name(snapshot.name + DELETED_SUFFIX)
-        os.replace(snapshot, target)
-        segment.extra_files.append(target)
 
 
 def _fsync_dir(directory: Path) -> None:

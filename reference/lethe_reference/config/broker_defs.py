@@ -172,6 +172,7 @@ _REPLICATION_AND_COORDINATORS = [
 _INTERNAL = [
     ConfigKey(FAULTS_CONFIG, _LIST, (), ValidList(tuple(FAULTS))),
     ConfigKey("log.initial.task.delay.ms", _L, 30000, _at_least(0)),
+    ConfigKey("producer.id.expiration.check.interval.ms", _I, 600000, _at_least(1)),
 ]
 #: Like Kafka's ``defineInternal`` configs: DescribeConfigs lists them only when set.
 INTERNAL_BROKER_CONFIGS: frozenset[str] = frozenset(key.name for key in _INTERNAL)

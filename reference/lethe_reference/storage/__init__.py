@@ -19,6 +19,10 @@ from the submodules. Layers, bottom up::
     log_types                  the log's edge types (AppendResult, deleter, reasons)
     transactions               open/completed transactions (producer state): the last
                                stable offset and the .txnindex entries of aborts
+    producer_state             idempotent producers (sans-IO): duplicates, epochs,
+                               sequences, expiry, snapshot rows in Kafka's order
+    producer_snapshots         .snapshot files: take, delete, load and replay (the
+                               ProducerStateManager's file side, rebuildProducerState)
     loader                     startup: temp files, swaps, recovery (LogLoader)
     log_manager                a log dir: partitions, root checkpoints, shutdown
     settings, errors           the config the engine reads; typed Kafka errors

@@ -22,6 +22,8 @@ the one place codes live::
     |  +- InvalidRecordError                 INVALID_RECORD 87
     |  +- UnknownCodecError                  UNKNOWN_SERVER_ERROR -1
     |  +- UnreadableCompressionError         UNKNOWN_SERVER_ERROR -1
+    +- OutOfOrderSequenceError               OUT_OF_ORDER_SEQUENCE_NUMBER 45
+    +- InvalidProducerEpochError             INVALID_PRODUCER_EPOCH 47
     +- SegmentOffsetOverflowError            (internal: a roll is needed first)
     +- KafkaStorageError                     KAFKA_STORAGE_ERROR 56
 
@@ -38,12 +40,14 @@ from lethe_formats.protocol.error_codes import ErrorCode
 
 __all__ = [
     "CorruptMessageError",
+    "InvalidProducerEpochError",
     "InvalidRecordError",
     "InvalidTimestampError",
     "KafkaStorageError",
     "LogError",
     "MessageTooLargeError",
     "OffsetOutOfRangeError",
+    "OutOfOrderSequenceError",
     "RecordListTooLargeError",
     "RecordValidationError",
     "SegmentOffsetOverflowError",
@@ -128,6 +132,19 @@ class UnreadableCompressionError(RecordValidationError):
     """Compressed records Kafka's codec reader refuses (LZ4 dependent blocks, a
     corrupt gzip/snappy/zstd stream...): Kafka throws a plain KafkaException,
     which ``Errors.forException`` maps to -1 (fixtures/kafka-codecs)."""
+
+
+class OutOfOrderSequenceError(LogError):
+    """An idempotent producer's batch does not follow its last sequence
+    (``OutOfOrderSequenceException``)."""
+
+    error_name = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+
+
+class InvalidProducerEpochError(LogError):
+    """A producer epoch below the one the partition knows (``InvalidProducerEpochException``)."""
+
+    error_name = "INVALID_PRODUCER_EPOCH"
 
 
 class SegmentOffsetOverflowError(LogError):

@@ -29,14 +29,22 @@ Loading runs in Kafka's order:
    max(checkpointed, first segment's base offset)`` (kafka-facts 1.4); the
    leader-epoch cache is truncated after the LEO and from the log start offset.
 
-6. **Transactions.** The open and completed transactions are rebuilt by
+6. **Producer state.** Snapshots not named after a segment are removed
+   (except the newest above the last segment's base: the clean-shutdown
+   one), then the newest snapshot is loaded and the log replayed beyond it
+   up to the LEO, taking snapshots as Kafka does
+   (:func:`.producer_snapshots.rebuild_producer_state`). Each segment
+   recovered in step 3 or 4 is recovered as ``LogLoader.recoverSegment``
+   does: a scratch producer state is rebuilt up to the segment's base (which
+   deletes the snapshots above it), the segment is recovered and replayed, and
+   a snapshot is taken at its end; so after a kill -9 the snapshot files are
+   Kafka's.
+7. **Transactions.** The open and completed transactions are rebuilt by
    replaying every batch (:func:`.transactions.rebuild`): they bound the last
-   stable offset. Kafka reads its producer-state ``.snapshot`` files and
-   replays what follows them; lethe leaves those files alone and replays all.
-   A segment recovered in step 3 or 4 gets the ``.txnindex`` the replay
-   produced for it, as Kafka's ``LogSegment.recover`` rebuilds it from the
-   producer state; other segments keep theirs (a cleaned segment's entries
-   are not reproducible by a replay).
+   stable offset. A segment recovered in step 3 or 4 gets the ``.txnindex``
+   the replay produced for it, as Kafka's ``LogSegment.recover`` rebuilds it
+   from the producer state; other segments keep theirs (a cleaned segment's
+   entries are not reproducible by a replay).
 
 A missing checkpoint entry is 0 (whole-log recovery; log start offset = the
 first segment's base).
@@ -46,6 +54,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,8 +70,18 @@ from lethe_formats.storage.txn_index import encode_txn_index
 from lethe_reference import faults
 from lethe_reference.clock import Clock
 from lethe_reference.storage import segment_reads
+from lethe_reference.storage.file_records import last_offset
 from lethe_reference.storage.leader_epoch import LeaderEpochCache
-from lethe_reference.storage.log import PartitionLog, SegmentDeleter
+from lethe_reference.storage.log import (
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+    PartitionLog,
+    SegmentDeleter,
+)
+from lethe_reference.storage.producer_snapshots import (
+    ProducerStateManager,
+    rebuild_producer_state,
+)
+from lethe_reference.storage.producer_state import ProducerBatch, producer_batches
 from lethe_reference.storage.segment import LogSegment
 from lethe_reference.storage.segments import LogSegments
 from lethe_reference.storage.settings import LogSettings
@@ -81,6 +100,24 @@ class LoadParams:
     recovery_point: int = 0
     log_start_offset: int = 0
     had_clean_shutdown: bool = False
+    #: ``producer.id.expiration.ms``: producers idle that long are not loaded.
+    producer_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS
+
+
+@dataclass(frozen=True, slots=True)
+class _Recovery:
+    """What recovering one segment needs (``LogLoader.recoverSegment``)."""
+
+    directory: Path
+    params: LoadParams
+    epochs: LeaderEpochCache
+    recovered: set[int]
+    now: int
+
+    def scratch_state(self) -> ProducerStateManager:
+        return ProducerStateManager(
+            self.directory, self.directory.name, expiration_ms=self.params.producer_expiration_ms
+        )
 
 
 def _segment_files(directory: Path) -> list[tuple[Path, SegmentFileName]]:
@@ -132,10 +169,44 @@ def _complete_swaps(directory: Path, swaps: list[Path], settings: LogSettings, n
             path.rename(path.with_name(path.name.removesuffix(".swap")))
 
 
-def _open_segments(
-    directory: Path, settings: LogSettings, now: int, epochs: LeaderEpochCache, recovered: set[int]
-) -> LogSegments:
+def _segment_batches(segment: LogSegment, start: int, end: int) -> list[ProducerBatch]:
+    """The v2 batches of ``segment`` whose last offset lies in ``[start, end)``."""
+    with segment.log.scan(0) as (entries, _scanner, data):
+        wanted = (e for e in entries if start <= last_offset(e) < end)
+        return list(producer_batches(data, wanted, str(segment.log.path)))
+
+
+def _reader(segments: LogSegments) -> Callable[[int, int, int], list[ProducerBatch]]:
+    def read(base: int, start: int, end: int) -> list[ProducerBatch]:
+        segment = segments.get(base)
+        return [] if segment is None else _segment_batches(segment, start, end)
+
+    return read
+
+
+def _recover_segment(ctx: _Recovery, segments: LogSegments, segment: LogSegment) -> int:
+    """``LogLoader.recoverSegment``: rebuild producer state up to ``segment`` in a
+    scratch manager, recover the segment, replay it, snapshot at its end."""
+    state = ctx.scratch_state()
+    rebuild_producer_state(
+        state,
+        [s.base_offset for s in segments if s.base_offset < segment.base_offset],
+        _reader(segments),
+        log_start_offset=ctx.params.log_start_offset,
+        last_offset=segment.base_offset,
+        now_ms=ctx.now,
+        reload_from_clean_shutdown=False,
+    )
+    truncated = segment.recover(ctx.epochs.assign_if_newer)
+    ctx.recovered.add(segment.base_offset)
+    state.replay(_segment_batches(segment, 0, 2**63 - 1))
+    state.take_snapshot()
+    return truncated
+
+
+def _open_segments(directory: Path, settings: LogSettings, ctx: _Recovery) -> LogSegments:
     """Pass 4: open every segment, delete orphan indexes, rebuild broken indexes."""
+    now = ctx.now
     segments = LogSegments()
     files = [(p, n) for p, n in _segment_files(directory) if not n.extra_suffix]
     bases = {n.base_offset for _, n in files if n.kind is FileKind.LOG}
@@ -147,35 +218,31 @@ def _open_segments(
         segment = LogSegment.open(directory, base, settings, now_ms=now)
         if segment.needs_recovery:
             _log.warning("Rebuilding the indexes of %s", segment.log.path)
-            segment.recover(epochs.assign_if_newer)
-            recovered.add(base)
+            _recover_segment(ctx, segments, segment)
         segments.add(segment)
     return segments
 
 
-def _recover(
-    log_segments: LogSegments, params: LoadParams, epochs: LeaderEpochCache, recovered: set[int]
-) -> list[LogSegment]:
+def _recover(log_segments: LogSegments, ctx: _Recovery) -> list[LogSegment]:
     """Recover segments from the recovery point on; return the ones to delete."""
+    params = ctx.params
     if params.had_clean_shutdown or len(log_segments) == 0:
         return []
     unflushed = log_segments.covering(params.recovery_point, 2**63 - 1)
     for index, segment in enumerate(unflushed):
-        recovered.add(segment.base_offset)
-        if segment.recover(epochs.assign_if_newer) > 0:
+        if _recover_segment(ctx, log_segments, segment) > 0:
             _log.warning("Corruption found in segment %s; later ones deleted", segment)
             return unflushed[index + 1 :]
     return []
 
 
-def _log_end(segments: LogSegments, epochs: LeaderEpochCache, recovered: set[int]) -> int:
+def _log_end(segments: LogSegments, ctx: _Recovery) -> int:
     """The LEO; an active segment with a torn tail is recovered even after a clean
     shutdown (lethe's addition: Kafka trusts the marker, lethe never serves a tear)."""
     end, whole = segment_reads.scan_tail(segments.active)
     if not whole:
         _log.warning("Torn tail in %s despite a clean shutdown; recovering it", segments.active)
-        segments.active.recover(epochs.assign_if_newer)
-        recovered.add(segments.active.base_offset)
+        _recover_segment(ctx, segments, segments.active)
         end = segment_reads.read_next_offset(segments.active)
     return end
 
@@ -194,12 +261,12 @@ def load_log(
     now = clock.now_ms()
     _complete_swaps(directory, _remove_temp_files(directory), settings, now)
     epochs = LeaderEpochCache.load(directory)
-    recovered: set[int] = set()
-    segments = _open_segments(directory, settings, now, epochs, recovered)
-    doomed = _recover(segments, params, epochs, recovered)
+    ctx = _Recovery(directory, params, epochs, set(), now)
+    segments = _open_segments(directory, settings, ctx)
+    doomed = _recover(segments, ctx)
     for segment in doomed:
         segments.remove(segment.base_offset)
-    log_end = _log_end(segments, epochs, recovered) if len(segments) else None
+    log_end = _log_end(segments, ctx) if len(segments) else None
     if log_end is not None and log_end < params.log_start_offset:
         doomed += list(segments)
         segments.clear()
@@ -221,11 +288,11 @@ def load_log(
     log.remove_and_delete_segments(doomed)
     if len(segments) == 0:
         segments.add(log.new_segment(params.log_start_offset))
-    return _finish(log, params, log_end, recovered)
+    return _finish(log, params, log_end, ctx)
 
 
 def _finish(
-    log: PartitionLog, params: LoadParams, log_end: int | None, recovered: set[int]
+    log: PartitionLog, params: LoadParams, log_end: int | None, ctx: _Recovery
 ) -> PartitionLog:
     end = log.log_end_offset
     clean = params.had_clean_shutdown and log_end is not None
@@ -238,11 +305,33 @@ def _finish(
     log.epoch_cache.truncate_from_end(end)
     log.epoch_cache.truncate_from_start(params.log_start_offset)
     log.restore_offsets(log_start_offset=start, recovery_point=recovery_point)
+    log.producer_state = _load_producer_state(log, start, params, ctx.now)
     log.transactions, aborted = rebuild(map(_batches, log.segments), start)
     for segment, entries in zip(log.segments, aborted, strict=True):
-        if segment.base_offset in recovered and entries != segment.aborted_txns:
+        if segment.base_offset in ctx.recovered and entries != segment.aborted_txns:
             _rewrite_txn_index(segment, entries)
     return log
+
+
+def _load_producer_state(
+    log: PartitionLog, log_start_offset: int, params: LoadParams, now: int
+) -> ProducerStateManager:
+    """Step 6: the producer state the log starts with."""
+    state = ProducerStateManager(
+        log.directory, log.name, expiration_ms=params.producer_expiration_ms
+    )
+    bases = log.segments.base_offsets
+    state.remove_stray_snapshots(bases)
+    rebuild_producer_state(
+        state,
+        bases,
+        _reader(log.segments),
+        log_start_offset=log_start_offset,
+        last_offset=log.log_end_offset,
+        now_ms=now,
+        reload_from_clean_shutdown=params.had_clean_shutdown,
+    )
+    return state
 
 
 def _rewrite_txn_index(segment: LogSegment, entries: list[AbortedTxn]) -> None:

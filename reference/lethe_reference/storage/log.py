@@ -38,7 +38,17 @@ recovery point becomes the new base offset).
 
 **Deletion**: removed segments leave the map at once, their files are renamed
 ``.deleted`` and handed to a :class:`SegmentDeleter` that removes them after
-``file.delete.delay.ms`` (kafka-facts 1.3).
+``file.delete.delay.ms`` (kafka-facts 1.3); so is the producer snapshot named
+after each of them.
+
+**Producer state** (:attr:`PartitionLog.producer_state`,
+:mod:`.producer_snapshots`): a client batch with a producer id is checked
+after validation and any roll, as ``analyzeAndValidateProducerState`` runs:
+a duplicate appends nothing and comes back as an :class:`AppendResult` with
+``duplicate`` set and the original offsets; a bad epoch or sequence raises
+(:mod:`.producer_state`). Every append moves the producer map's end offset to
+the LEO; a roll takes a snapshot named after the new segment, and
+:meth:`PartitionLog.close` one at the LEO.
 
 Reads and lookups: :mod:`.log_reads`. Not task-safe: the caller holds the lock.
 """
@@ -47,12 +57,12 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from lethe_formats.model import BatchHeader
-from lethe_formats.records.scan import LogScanner, ScannedEntry
+from lethe_formats.records.scan import LogScanner
 
 from lethe_reference import faults
 from lethe_reference.clock import Clock
@@ -64,17 +74,21 @@ from lethe_reference.storage.log_types import (
     LogStartOffsetIncrementReason,
     SegmentDeleter,
 )
+from lethe_reference.storage.producer_snapshots import ProducerStateManager
+from lethe_reference.storage.producer_state import ProducerBatch, producer_batches
 from lethe_reference.storage.segment import LogSegment
 from lethe_reference.storage.segment_state import RollParams
 from lethe_reference.storage.segments import LogSegments
 from lethe_reference.storage.settings import LogSettings, max_segment_ms
-from lethe_reference.storage.transactions import TransactionState, batches
+from lethe_reference.storage.transactions import TransactionState
 from lethe_reference.storage.validator import validate_and_assign_offsets
 
 __all__ = ["AppendResult", "LogStartOffsetIncrementReason", "PartitionLog", "SegmentDeleter"]
 
 _log = logging.getLogger(__name__)
 DELETED_SUFFIX = ".deleted"
+#: ``producer.id.expiration.ms``'s default; the log manager passes the broker's.
+DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86400000
 
 
 class PartitionLog:
@@ -94,6 +108,7 @@ class PartitionLog:
         deleter: SegmentDeleter | None = None,
         rng: random.Random | None = None,
         durable: bool = True,
+        producer_state: ProducerStateManager | None = None,
     ) -> None:
         self.directory = directory
         #: fsync on flush (Kafka always does); False for embedded, virtual-time use.
@@ -110,6 +125,11 @@ class PartitionLog:
         self._high_watermark = log_start_offset
         #: Open and unreplicated transactions (the loader replaces it with a rebuilt one).
         self.transactions = TransactionState()
+        #: Idempotent producers and their snapshot files (the loader passes a loaded one).
+        self.producer_state = producer_state or ProducerStateManager(
+            directory, directory.name, expiration_ms=DEFAULT_PRODUCER_ID_EXPIRATION_MS
+        )
+        self.producer_state.update_map_end_offset(next_offset)
 
     @classmethod
     def create(
@@ -122,6 +142,7 @@ class PartitionLog:
         deleter: SegmentDeleter | None = None,
         rng: random.Random | None = None,
         durable: bool = True,
+        producer_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     ) -> PartitionLog:
         """A new empty log with one segment at ``start_offset``."""
         directory.mkdir(parents=True, exist_ok=True)
@@ -138,6 +159,9 @@ class PartitionLog:
             deleter=deleter,
             rng=rng,
             durable=durable,
+            producer_state=ProducerStateManager(
+                directory, directory.name, expiration_ms=producer_expiration_ms
+            ),
         )
         segments.add(log.new_segment(start_offset))
         return log
@@ -213,6 +237,7 @@ class PartitionLog:
         self._log_start_offset = offset
         self._high_watermark = max(self._high_watermark, offset)
         self.transactions.on_log_start_offset_incremented(offset)
+        self.producer_state.on_log_start_offset_incremented(offset)
         self.transactions.on_high_watermark_updated(self._high_watermark)
         self._recovery_point = max(self._recovery_point, offset)
         _log.info("[%s] Incremented log start offset to %d due to %s", self.name, offset, reason)
@@ -242,6 +267,10 @@ class PartitionLog:
         segment = self._maybe_roll(
             len(batch.records), batch.max_timestamp, batch.first_offset, batch.last_offset
         )
+        produced = list(producer_batches(batch.records, LogScanner(batch.records), self.name))
+        duplicate = self._check_producers(produced)
+        if duplicate is not None:
+            return duplicate
         segment.append(
             batch.records,
             largest_offset=batch.last_offset,
@@ -249,7 +278,7 @@ class PartitionLog:
             shallow_offset_of_max_timestamp=batch.shallow_offset_of_max_timestamp,
         )
         self._next_offset = batch.last_offset + 1
-        self._track_transactions(segment, batch.records, LogScanner(batch.records))
+        self._track_producers(segment, produced)
         return AppendResult(
             batch.first_offset,
             batch.last_offset,
@@ -293,15 +322,39 @@ class PartitionLog:
             shallow_offset_of_max_timestamp=best_offset,
         )
         self._next_offset = last + 1
-        self._track_transactions(segment, records, entries)
+        self._track_producers(segment, list(producer_batches(records, entries, self.name)))
         return AppendResult(first, last, -1, self._log_start_offset, best_ts)
 
-    def _track_transactions(
-        self, segment: LogSegment, data: bytes, entries: Iterable[ScannedEntry]
-    ) -> None:
-        """Open/close transactions; an ABORT goes to ``segment``'s ``.txnindex``."""
-        for aborted in self.transactions.track(batches(data, entries, self.name)):
+    def _check_producers(self, produced: Sequence[ProducerBatch]) -> AppendResult | None:
+        """A client append's producer checks; the original batch's offsets for a
+        duplicate (``analyzeAndValidateProducerState``), else None or a raise."""
+        table = self.producer_state.table
+        for batch in produced:
+            header = batch.header
+            if header.producer_id < 0:
+                continue
+            original = table.check_client_batch(header, header.base_offset)
+            if original is not None:
+                return AppendResult(
+                    original.first_offset,
+                    original.last_offset,
+                    original.timestamp,
+                    self._log_start_offset,
+                    original.timestamp,
+                    duplicate=True,
+                )
+        return None
+
+    def _track_producers(self, segment: LogSegment, produced: Sequence[ProducerBatch]) -> None:
+        """Producer entries and transactions after an append; an ABORT goes to
+        ``segment``'s ``.txnindex``; the producer map ends at the LEO."""
+        for batch in produced:
+            if batch.header.producer_id >= 0:
+                self.producer_state.table.apply(batch)
+        pairs = [(batch.header, batch.marker) for batch in produced]
+        for aborted in self.transactions.track(pairs):
             segment.append_aborted_txn(aborted)
+        self.producer_state.update_map_end_offset(self._next_offset)
 
     def _check_segment_size(self, size: int) -> None:
         if size > self.settings.segment_bytes:
@@ -336,7 +389,7 @@ class PartitionLog:
                     f"Trying to roll a new log segment for {self.name} with start offset "
                     f"{new_offset} while it already exists."
                 )
-            self.remove_and_delete_segments([active])
+            self.remove_and_delete_segments([active], with_snapshots=False)
         elif new_offset < active.base_offset:
             raise errors.KafkaStorageError(
                 f"Trying to roll a new log segment for {self.name} with start offset "
@@ -346,6 +399,8 @@ class PartitionLog:
             active.become_inactive()
         segment = self.new_segment(new_offset)
         self.segments.add(segment)
+        self.producer_state.update_map_end_offset(new_offset)
+        self.producer_state.take_snapshot(sync=self.durable)
         self.flush_up_to(new_offset)
         return segment
 
@@ -387,18 +442,25 @@ class PartitionLog:
         self._recovery_point = offset
         self.epoch_cache.clear_and_flush()
         self.transactions = TransactionState()
+        self.producer_state.truncate_fully_and_start_at(offset)
         _log.info("[%s] Truncated fully, restarting at offset %d", self.name, offset)
 
     # --- deletion and shutdown ----------------------------------------------------------
 
-    def remove_and_delete_segments(self, segments: Sequence[LogSegment]) -> None:
-        """Drop ``segments`` from the map and rename their files ``.deleted``;
-        the deleter removes them after ``file.delete.delay.ms`` (none: at once)."""
+    def remove_and_delete_segments(
+        self, segments: Sequence[LogSegment], *, with_snapshots: bool = True
+    ) -> None:
+        """Drop ``segments`` from the map and rename their files ``.deleted``, and
+        their producer snapshots unless ``with_snapshots`` is False (a roll over an
+        empty active segment); the deleter removes them after
+        ``file.delete.delay.ms`` (none: at once)."""
         doomed = list(segments)
         for segment in doomed:
             self.segments.remove(segment.base_offset)
             if segment.suffix != DELETED_SUFFIX:
                 segment.change_file_suffixes(segment.suffix, DELETED_SUFFIX)
+            if with_snapshots:
+                self.retire_snapshot(segment)
         if self.deleter is None or faults.active(self, "segments-deleted-at-once"):
             for segment in doomed:
                 segment.delete_files()
@@ -406,6 +468,21 @@ class PartitionLog:
             due = self.clock.now_ms() + self.settings.file_delete_delay_ms
             self.deleter.schedule(doomed, due)
 
-    def close(self) -> None:
+    def retire_snapshot(self, segment: LogSegment) -> None:
+        """``deleteProducerSnapshots``: the snapshot named after ``segment`` is renamed
+        ``.deleted`` and removed with the segment's files."""
+        marked = self.producer_state.mark_snapshot_for_deletion(segment.base_offset)
+        if marked is not None:
+            segment.extra_files.append(marked)
+
+    def remove_expired_producers(self) -> list[int]:
+        """``removeExpiredProducers`` (every ``producer.id.expiration.check.interval.ms``)."""
+        return self.producer_state.remove_expired_producers(self.clock.now_ms())
+
+    def close(self, *, snapshot: bool = True) -> None:
+        """Close the segments; first a producer snapshot at the LEO (``UnifiedLog.close``)
+        unless the directory is going away."""
+        if snapshot:
+            self.producer_state.take_snapshot(sync=self.durable)
         for segment in self.segments:
             segment.close()

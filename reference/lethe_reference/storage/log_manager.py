@@ -73,7 +73,7 @@ from lethe_reference.retention.pending import PendingDeletions
 from lethe_reference.retention.policies import delete_old_segments
 from lethe_reference.storage.errors import KafkaStorageError
 from lethe_reference.storage.loader import LoadParams, load_log
-from lethe_reference.storage.log import PartitionLog
+from lethe_reference.storage.log import DEFAULT_PRODUCER_ID_EXPIRATION_MS, PartitionLog
 from lethe_reference.storage.settings import LogSettings
 
 __all__ = [
@@ -108,8 +108,11 @@ class LogManager:
         meta_properties: MetaProperties | None = None,
         rng: random.Random | None = None,
         durable: bool = True,
+        producer_id_expiration_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     ) -> None:
         self.log_dir = log_dir
+        #: ``producer.id.expiration.ms`` (dynamic: the broker updates it).
+        self.producer_id_expiration_ms = producer_id_expiration_ms
         self.meta_properties = meta_properties
         #: fsync segments on flush; see ``PartitionLog.durable``.
         self.durable = durable
@@ -152,6 +155,7 @@ class LogManager:
                 recovery_point=recovery.get(key, 0),
                 log_start_offset=starts.get(key, 0),
                 had_clean_shutdown=self.had_clean_shutdown,
+                producer_expiration_ms=self.producer_id_expiration_ms,
             )
             log = self._load(directory, parsed.topic, params)
             log.update_high_watermark(watermarks.get(key, 0))
@@ -217,6 +221,7 @@ class LogManager:
             deleter=self.pending,
             rng=self._rng,
             durable=self.durable,
+            producer_expiration_ms=self.producer_id_expiration_ms,
         )
         if topic_id is not None:
             self.topic_ids[topic] = topic_id
@@ -238,7 +243,7 @@ class LogManager:
         log = self.logs.pop((topic, partition), None)
         if log is None:
             return None
-        log.close()
+        log.close(snapshot=False)
         target = self.log_dir / partition_dir_name(topic, partition, PartitionDirKind.DELETE)
         log.directory.rename(target)
         self._queue_dir_deletion(target)
@@ -289,6 +294,14 @@ class LogManager:
             if not log.settings.compact
         )
 
+    def remove_expired_producers(self) -> int:
+        """``PeriodicProducerExpirationCheck`` of every log; returns how many expired."""
+        removed = 0
+        for log in self.logs.values():
+            log.producer_state.expiration_ms = self.producer_id_expiration_ms
+            removed += len(log.remove_expired_producers())
+        return removed
+
     def flush(self) -> None:
         """Flush every log fully; recovery points advance to the LEOs."""
         for log in self.logs.values():
@@ -318,7 +331,8 @@ class LogManager:
         self._write(LOG_START_OFFSET_FILE, offsets)
 
     def shutdown(self, broker_epoch: int = -1) -> None:
-        """Flush and close every log, write the checkpoints, then the clean-shutdown marker."""
+        """Flush and close every log (each takes its producer snapshot at the LEO),
+        write the checkpoints, then the clean-shutdown marker."""
         for log in self.logs.values():
             log.flush()
             log.close()

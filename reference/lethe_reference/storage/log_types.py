@@ -60,3 +60,6 @@ class AppendResult:
     log_append_time: int
     log_start_offset: int
     max_timestamp: int
+    #: True: a retried batch of an idempotent producer; nothing was appended and
+    #: the offsets are the original batch's (``log_append_time``: its max timestamp).
+    duplicate: bool = False

@@ -36,8 +36,10 @@ applies the batches of one append and returns those entries; the log writes them
 **Rebuild on load** (:func:`rebuild`): Kafka restores producer state from its
 ``.snapshot`` files and replays the batches after the snapshot; a segment it
 recovers gets its ``.txnindex`` rebuilt by that replay, batch by batch
-(``LogSegment.recover``). lethe writes no snapshots, so it replays every batch
-of every segment, oldest first, and reports each segment's entries; batches
+(``LogSegment.recover``). lethe keeps the snapshots too
+(:mod:`.producer_snapshots`, for idempotent producers), but rebuilds the
+transactions by replaying every batch of every segment, oldest first, and
+reports each segment's entries; batches
 below the log start offset in the first segment count, as the snapshot taken
 before a DeleteRecords would (Kafka 4.0 keeps such producers: its snapshot
 load drops only expired ones, and a producer with an open transaction never

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_reference.broker import Broker
 from lethe_reference.clock import ManualClock
 from lethe_reference.config import BrokerConfig
@@ -27,6 +29,7 @@ def test_periodic_tasks_run_at_kafkas_default_intervals(tmp_path: Path) -> None:
         "kafka-log-start-offset-checkpoint": 60000,
         "kafka-log-retention": 300000,
         "kafka-log-cleaner-thread-0": 15000,  # log.cleaner.backoff.ms
+        "PeriodicProducerExpirationCheck": 600000,  # producer.id.expiration.check.interval.ms
     }
     assert broker.next_due_ms() == START + 5000
     clock.advance(5000)
@@ -102,3 +105,47 @@ def test_config_change_reaches_every_log(tmp_path: Path) -> None:
     broker.create_topic("t", 2)
     broker.set_config(broker.config.with_dynamic({"log.retention.ms": "42"}, per_broker=False))
     assert [broker.log("t", p).settings.retention_ms for p in (0, 1)] == [42, 42]
+
+
+def test_clean_shutdown_writes_a_broker_epoch_that_grows_with_each_startup(
+    tmp_path: Path,
+) -> None:
+    """Kafka writes its registration epoch (golden: ``{"version":0,"brokerEpoch":9}``)."""
+    epochs = []
+    for _ in range(2):
+        broker = make(tmp_path, ManualClock(START))
+        broker.shutdown()
+        epochs.append(json.loads((tmp_path / ".kafka_cleanshutdown").read_text()))
+    assert [e["version"] for e in epochs] == [0, 0]
+    assert 0 < epochs[0]["brokerEpoch"] < epochs[1]["brokerEpoch"]
+
+
+def test_idle_producers_expire_at_the_periodic_check(tmp_path: Path) -> None:
+    """``producer.id.expiration.ms`` after the batch's timestamp, checked every
+    ``producer.id.expiration.check.interval.ms``: then any sequence is accepted."""
+    clock = ManualClock(START)
+    broker = make(
+        tmp_path,
+        clock,
+        **{
+            "producer.id.expiration.ms": "10000",
+            "producer.id.expiration.check.interval.ms": "1000",
+        },
+    )
+    broker.create_topic("p", 1)
+    log = broker.log("p", 0)
+    assert log is not None
+    records = build_batch(
+        [RecordSpec(b"k", b"v", timestamp=START)],
+        base_offset=0,
+        producer_id=3,
+        producer_epoch=0,
+        base_sequence=0,
+    )
+    log.append_as_leader(records, 0)
+    clock.advance(9000)
+    broker.run_due()
+    assert log.producer_state.table.get(3) is not None
+    clock.advance(1000)
+    broker.run_due()
+    assert log.producer_state.table.get(3) is None

@@ -140,13 +140,20 @@ def test_deleted_segment_files_stay_until_file_delete_delay_ms(
     manager.cleanup_logs()
     p0 = _log(manager, 0).directory
     renamed = sorted(p.name for p in p0.glob("*.deleted"))
+    # Kafka renames the producer snapshot named after a deleted segment too
+    # (deleteProducerSnapshots); segment 0 has none, as in the golden directory.
+    kinds = ("index", "log", "snapshot", "timeindex")
     assert renamed == [
-        f"{base:020d}.{kind}.deleted" for base in (0, 8) for kind in ("index", "log", "timeindex")
+        f"{base:020d}.{kind}.deleted"
+        for base in (0, 8)
+        for kind in kinds
+        if (base, kind) != (0, "snapshot")
     ]
     clock.advance(999)
     assert manager.delete_due_files() == []
     clock.advance(1)
-    assert len(manager.delete_due_files()) == 3 * (2 + 3 + 3)  # 3 files x segments gone
+    # 3 files x segments gone, plus the snapshots of the segments at 8 and 16
+    assert len(manager.delete_due_files()) == 3 * (2 + 3 + 3) + (1 + 2 + 2)
     assert not list(manager.log_dir.glob("*/*.deleted"))
 
 
@@ -205,7 +212,8 @@ def test_fetch_below_the_log_start_offset_is_offset_out_of_range(manager: LogMan
 
 
 def test_clean_shutdown_leaves_kafkas_files(manager: LogManager, clock: ManualClock) -> None:
-    """Segments, indexes, leader-epoch and partition.metadata files, checkpoints, marker."""
+    """Segments, indexes, producer snapshots, leader-epoch and partition.metadata
+    files, checkpoints, marker: the same names and bytes as Kafka's."""
     _delete_records(manager)
     manager.cleanup_logs()
     clock.advance(1000)  # the case waited for the .deleted files to go
@@ -220,7 +228,7 @@ def test_clean_shutdown_leaves_kafkas_files(manager: LogManager, clock: ManualCl
         assert ours == read_offset_checkpoint(CASE / name).as_dict()
     for partition in range(3):
         kafka = CASE / f"{TOPIC}-{partition}"
-        expected = sorted(p.name for p in kafka.iterdir() if p.suffix != ".snapshot")
+        expected = sorted(p.name for p in kafka.iterdir())
         assert sorted(p.name for p in (root / kafka.name).iterdir()) == expected
         for name in expected:
             assert (root / kafka.name / name).read_bytes() == (kafka / name).read_bytes(), name

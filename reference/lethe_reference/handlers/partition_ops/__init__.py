@@ -11,16 +11,16 @@ partition's log lives here, as plain functions over the
 
 * :mod:`.common` - partition lookup (metadata, then hosted log), the leader
   epoch of a single broker, purgatory watch keys, storage error codes;
-* :mod:`.append` + :mod:`.producer_state` - produce validation, idempotent
-  producers (sequence, epoch, duplicates), the append and the HW move;
+* :mod:`.append` - produce validation, the append (idempotent producers:
+  :mod:`lethe_reference.storage.producer_state`) and the HW move;
 * :mod:`.read` + :mod:`.fetch_session` - fetch reads with byte budgets, the
   delayed-fetch condition, KIP-227 fetch sessions;
 * :mod:`.offsets` - ListOffsets lookups and their version rules;
 * :mod:`.delete` - KIP-107 DeleteRecords, the low watermark and the delayed
   DeleteRecords operation.
 
-State that Kafka keeps next to the log but storage does not (producer state,
-fetch sessions) hangs off ``Broker.extensions`` under names starting with
+State that Kafka keeps next to the log but storage does not (fetch sessions)
+hangs off ``Broker.extensions`` under names starting with
 ``partition_ops.``. Every change to a partition's HW or log start offset is
 followed by :func:`.common.complete_delayed`, so parked Fetch and DeleteRecords
 requests watching ``(topic, partition)`` are re-checked.

@@ -24,10 +24,12 @@ order; the first that fails decides the partition's response:
 3. Internal topics accept appends only from the client id ``__admin_client``:
    INVALID_TOPIC_EXCEPTION (17).
 4. The append (:func:`append_to_partition`): storage validates and assigns
-   offsets (:mod:`lethe_reference.storage.validator`), then the idempotent
-   producer checks of :mod:`.producer_state` run, then the batch is written and
-   the HW moves to the LEO (one replica: the ISR is the leader alone, so
-   ``maybeIncrementLeaderHW`` moves it at once, whatever ``acks`` says).
+   offsets (:mod:`lethe_reference.storage.validator`), runs the idempotent
+   producer checks (:mod:`lethe_reference.storage.producer_state`: a duplicate
+   comes back with its original offsets and nothing written), then the batch
+   is written and the HW moves to the LEO (one replica: the ISR is the leader
+   alone, so ``maybeIncrementLeaderHW`` moves it at once, whatever ``acks``
+   says).
 
 How a failure is answered depends on its kind (``appendToLocalLog``'s catch):
 
@@ -43,37 +45,23 @@ anything else (INVALID_RECORD of a batch rule,   the partition's     null
 45, 47, unknown codec -1, ...)                   log start offset
 ===============================================  ==================  =============
 
-Storage runs validation and the append in one call, so the producer checks
-(which Kafka runs after validation) run first here; when they refuse a batch
-or find a duplicate, the batch is validated without appending
-(:func:`~lethe_reference.storage.validator.validate_and_assign_offsets`) so a
-broken batch still gets its validation error, as in Kafka.
+A duplicate is answered NONE with the original batch's base offset, its max
+timestamp as ``log_append_time`` and the current log start offset
+(``UnifiedLog.append`` sets exactly these on a duplicate).
 """
 
 from __future__ import annotations
 
 import struct
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lethe_formats.model import (
-    COMPRESSION_MASK,
-    LOG_OVERHEAD,
-    RECORD_BATCH_OVERHEAD,
-    BatchHeader,
-    Compression,
-)
+from lethe_formats.model import COMPRESSION_MASK, LOG_OVERHEAD, Compression
 from lethe_formats.protocol.error_codes import ErrorCode
 
 from lethe_reference.cluster.membership import high_watermark_after_append, leader_epoch
 from lethe_reference.handlers.partition_ops.common import LEADER_EPOCH, error_code_of
-from lethe_reference.handlers.partition_ops.producer_state import (
-    ProducerStateError,
-    ProducerStates,
-)
 from lethe_reference.storage import errors
-from lethe_reference.storage.validator import validate_and_assign_offsets
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
@@ -83,7 +71,6 @@ __all__ = [
     "ADMIN_CLIENT_ID",
     "PartitionAppend",
     "append_to_partition",
-    "producer_states",
     "valid_acks",
     "validate_produce_records",
 ]
@@ -92,14 +79,12 @@ __all__ = [
 ADMIN_CLIENT_ID = "__admin_client"
 _HEADER_UP_TO_MAGIC = 17
 _RECORD_OVERHEAD_V0 = 14
-_BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
 _KNOWN_ERRORS = (
     errors.CorruptMessageError,
     errors.MessageTooLargeError,
     errors.RecordListTooLargeError,
     errors.KafkaStorageError,
 )
-_EXTENSION = "partition_ops.producer_states"
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,36 +138,6 @@ def validate_produce_records(api_version: int, records: bytes | None) -> ErrorCo
     return ErrorCode.NONE
 
 
-def producer_states(broker: Broker, log: PartitionLog) -> ProducerStates:
-    """The producer state of ``log``, kept as long as the log object lives."""
-    table: weakref.WeakKeyDictionary[PartitionLog, ProducerStates] = broker.extensions.setdefault(
-        _EXTENSION, weakref.WeakKeyDictionary()
-    )
-    states = table.get(log)
-    if states is None:
-        states = table[log] = ProducerStates(log.name)
-    return states
-
-
-def _header(records: bytes) -> BatchHeader | None:
-    if len(records) < RECORD_BATCH_OVERHEAD:
-        return None
-    return BatchHeader(*_BATCH_HEADER.unpack_from(records, 0))
-
-
-def _prevalidate(log: PartitionLog, records: bytes) -> None:
-    """Raise the validation error the batch would get, appending nothing."""
-    validate_and_assign_offsets(
-        records,
-        next_offset=log.log_end_offset,
-        leader_epoch=LEADER_EPOCH,
-        now_ms=log.clock.now_ms(),
-        settings=log.settings,
-        target_compression=log.settings.compression_type,
-        topic_partition=log.name,
-    )
-
-
 def append_to_partition(broker: Broker, log: PartitionLog, records: bytes) -> PartitionAppend:
     """Gate 4 of the module docstring; never raises for bad input."""
     try:
@@ -198,39 +153,21 @@ def append_to_partition(broker: Broker, log: PartitionLog, records: bytes) -> Pa
             record_errors=tuple(error.record_errors),
             error_message=error.message,
         )
-    except errors.LogError as error:
+    except errors.LogError as error:  # 45, 47 and other batch rules
         return PartitionAppend(error_code_of(error), log_start_offset=log.log_start_offset)
-    except ProducerStateError as error:
-        return PartitionAppend(error.code, log_start_offset=log.log_start_offset)
     except OSError:  # an IOException becomes a KafkaStorageException in Kafka
         return PartitionAppend(ErrorCode.KAFKA_STORAGE_ERROR)
 
 
 def _append(broker: Broker, log: PartitionLog, records: bytes) -> PartitionAppend:
-    header = _header(records)
-    producers = None
-    if header is not None and header.producer_id >= 0:
-        producers = producer_states(broker, log)
-        producers.truncate_head(log.log_start_offset)
-        try:
-            duplicate = producers.check(header, log.log_end_offset)
-        except ProducerStateError:
-            _prevalidate(log, records)
-            raise
-        if duplicate is not None:
-            _prevalidate(log, records)
-            return PartitionAppend(
-                ErrorCode.NONE,
-                duplicate.first_offset,
-                duplicate.timestamp,
-                log.log_start_offset,
-            )
     topic, _, partition = log.name.rpartition("-")
     result = log.append_as_leader(
         records, leader_epoch(broker, topic, int(partition), LEADER_EPOCH)
     )
-    if producers is not None and header is not None:
-        producers.record(header, result.last_offset, result.max_timestamp)
+    if result.duplicate:
+        return PartitionAppend(
+            ErrorCode.NONE, result.first_offset, result.log_append_time, result.log_start_offset
+        )
     high_watermark_after_append(broker, log, topic, int(partition))  # HW = LEO on one broker
     return PartitionAppend(
         ErrorCode.NONE,
