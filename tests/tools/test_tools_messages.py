@@ -259,15 +259,41 @@ def sweep_files() -> list[str]:
     return [n for n in names if not n.endswith((".json", ".txt", ".md"))]
 
 
+#: Files of other golden partitions: compressed batches, a transaction index, compaction.
+OTHER_PARTITION_FILES = (
+    "codecs/golden-codecs-0/00000000000000000000.log",
+    "codecs/golden-codecs-0/00000000000000000022.log",
+    "codecs/golden-codecs-0/00000000000000000022.timeindex",
+    "codecs/golden-codecs-0/00000000000000000037.snapshot",
+    TXN_INDEX,
+    "transactions/pass0/golden-txn-0/00000000000000000009.log",
+    "compaction/pass1/golden-compact-0/00000000000000000000.log",
+)
+
+
 @pytest.mark.parametrize("how", MUTATIONS)
 @pytest.mark.parametrize("name", sweep_files())
 def test_sweep_every_line_names_file_byte_and_field(
     name: str, how: str, log_dir: Path, lethe: Callable[..., Run]
 ) -> None:
-    rng = random.Random(f"{name}/{how}")
-    path = log_dir / name
-    mutate(path, how, rng)
-    verified = lethe("verify", str(log_dir))
+    check_mutated(log_dir, log_dir / name, how, lethe)
+
+
+@pytest.mark.parametrize("how", MUTATIONS)
+@pytest.mark.parametrize("source", OTHER_PARTITION_FILES)
+def test_sweep_other_partitions(
+    source: str, how: str, tmp_path: Path, lethe: Callable[..., Run]
+) -> None:
+    original = fixtures_root() / "golden" / source
+    partition = tmp_path / original.parent.name
+    shutil.copytree(original.parent, partition)
+    check_mutated(partition, partition / original.name, how, lethe)
+
+
+def check_mutated(root: Path, path: Path, how: str, lethe: Callable[..., Run]) -> None:
+    """Damage ``path`` (seeded by its name), then run every tool over it and ``root``."""
+    mutate(path, how, random.Random(f"{path.name}/{how}"))
+    verified = lethe("verify", str(root))
     assert verified.err == ""
     assert verified.status == (1 if verified.lines else 0)
     assert_problem_lines(verified.lines)

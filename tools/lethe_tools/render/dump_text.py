@@ -149,7 +149,9 @@ class TextDumpRenderer:
             self.on_error(walk.stop_error)
         if walk.trailing_bytes > 0 and not limited:
             name = os.path.basename(path)
-            self._out.line(f"Found {walk.trailing_bytes} invalid bytes at the end of {name}")
+            self._out.line(
+                f"Found {walk.trailing_bytes} invalid bytes at the end of {printable(name)}"
+            )
 
     # -- indexes and snapshots -------------------------------------------------
     def offset_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None:
