@@ -107,7 +107,7 @@ class FuzzRun:
         self.broker = broker
         frames = corpus()
         self.corpus_size = len(frames)
-        self.mutator = Mutator(args.seed, frames)
+        self.mutator = Mutator(args.seed, frames, args.max_partitions or None)
         self.sent = 0
         self.outcomes: Counter[str] = Counter()
         self.strategies: Counter[str] = Counter()
@@ -139,7 +139,12 @@ class FuzzRun:
             count = min(self.args.batch, self.args.frames - self.sent)
             batch = [self.mutator.next() for _ in range(count)]
             stats = await fuzz_client.run_batch(
-                host, port, batch, self.args.workers, self.args.stall_seconds
+                host,
+                port,
+                batch,
+                workers=self.args.workers,
+                stall_s=self.args.stall_seconds,
+                probe_s=self.args.probe_timeout,
             )
             self.sent += stats.frames
             self.outcomes.update(stats.outcomes)
@@ -150,7 +155,7 @@ class FuzzRun:
                 self.failure = "crash: the broker process exited"
                 return
             answered = await fuzz_client.probe(host, port, self.args.probe_timeout)
-            if answered is None:
+            if answered is None or stats.hung:
                 self.failure = f"hang: the probe got no answer in {self.args.probe_timeout} s"
                 return
             self.probe_max_s = max(self.probe_max_s, answered)
@@ -227,6 +232,7 @@ def _measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "stop_seconds": round(stop_seconds, 2),
         "rss_samples": run.samples,
         "stderr": _stderr_findings(stderr),
+        "excluded_partition_frames": run.mutator.excluded,
         "topics_deleted": run.topics_deleted,
         "topics_left": sum(1 for p in log_dir.iterdir() if p.is_dir()),
         "verify": _verify(log_dir),
@@ -243,6 +249,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stall-seconds", type=float, default=5.0)
     parser.add_argument("--probe-timeout", type=float, default=10.0)
     parser.add_argument("--rss-growth-mib", type=float, default=5.0)
+    parser.add_argument(
+        "--max-partitions",
+        type=int,
+        default=100,
+        help="leave out CreateTopics/CreatePartitions frames asking for more (0: keep all)",
+    )
     parser.add_argument("--target-frames", type=int, default=1_000_000)
     parser.add_argument("--broker-cpu", type=int, default=None)
     parser.add_argument("--out", type=Path, default=HERE / "results")
@@ -266,7 +278,15 @@ def main(argv: list[str] | None = None) -> int:
         },
         "parameters": {
             key: getattr(args, key)
-            for key in ("frames", "batch", "workers", "seed", "max_seconds", "stall_seconds")
+            for key in (
+                "frames",
+                "batch",
+                "workers",
+                "seed",
+                "max_seconds",
+                "stall_seconds",
+                "max_partitions",
+            )
         }
         | {"probe_timeout": args.probe_timeout, "strategy_weights": STRATEGIES},
         **measured,

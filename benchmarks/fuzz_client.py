@@ -19,9 +19,10 @@ fuzzed frame is one exchange on a connection (:func:`_exchange`):
 An exchange not over within ``stall_s`` (a mutated Fetch may legitimately wait
 ``max_wait_ms``, a JoinGroup its rebalance timeout) is counted ``stalled`` and
 its connection dropped; stalls are not hangs. A hang is :func:`probe` failing:
-after each batch a fresh connection must get ApiVersions and Metadata answers
-within the bound. ``workers`` connections run at once, each reconnecting after
-every close.
+after each batch, and at once after any stall, a fresh connection must get
+ApiVersions and Metadata answers within the bound; a hang ends the batch
+(a blocked broker would otherwise cost ``stall_s`` per remaining frame).
+``workers`` connections run at once, each reconnecting after every close.
 """
 
 from __future__ import annotations
@@ -33,13 +34,15 @@ import itertools
 import struct
 import time
 from collections.abc import Iterator
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 from fuzz_frames import Fuzzed, probe_frame
 from lethe_formats.protocol.envelope import decode_response, encode_request
 from lethe_formats.protocol.framing import frame
 from lethe_formats.protocol.headers import RequestHeader
+from lethe_formats.protocol.messages.delete_topics import DeleteTopicsRequest
+from lethe_formats.protocol.messages.metadata import MetadataRequest
 from lethe_formats.protocol.registry import api
 from lethe_formats.protocol.schema import Struct
 
@@ -59,6 +62,7 @@ class BatchStats:
     strategies: collections.Counter[str] = field(default_factory=collections.Counter)
     connections: int = 0
     stalled_sources: list[str] = field(default_factory=list)
+    hung: bool = False
 
 
 class _Connection:
@@ -115,11 +119,19 @@ async def _exchange(connection: _Connection, fuzzed: Fuzzed, stats: BatchStats) 
 
 
 async def _worker(
-    host: str, port: int, frames: Iterator[Fuzzed], stats: BatchStats, stall_s: float
+    host: str,
+    port: int,
+    frames: Iterator[Fuzzed],
+    stats: BatchStats,
+    *,
+    stall_s: float,
+    probe_timeout_s: float,
 ) -> None:
     connection = _Connection(host, port)
     try:
         for fuzzed in frames:
+            if stats.hung:
+                return
             stats.frames += 1
             stats.strategies[fuzzed.strategy] += 1
             try:
@@ -128,6 +140,8 @@ async def _worker(
                 outcome = "stalled"
                 stats.stalled_sources.append(f"{fuzzed.strategy} {fuzzed.source}")
                 connection.drop()
+                if await probe(host, port, probe_timeout_s) is None:
+                    stats.hung = True
             except (ConnectionError, OSError):
                 outcome = "reset"
                 connection.drop()
@@ -137,12 +151,17 @@ async def _worker(
 
 
 async def run_batch(
-    host: str, port: int, frames: list[Fuzzed], workers: int, stall_s: float
+    host: str, port: int, frames: list[Fuzzed], *, workers: int, stall_s: float, probe_s: float
 ) -> BatchStats:
     """Send ``frames`` over ``workers`` connections at once (shared queue)."""
     stats = BatchStats()
     shared = iter(frames)
-    await asyncio.gather(*(_worker(host, port, shared, stats, stall_s) for _ in range(workers)))
+    await asyncio.gather(
+        *(
+            _worker(host, port, shared, stats, stall_s=stall_s, probe_timeout_s=probe_s)
+            for _ in range(workers)
+        )
+    )
     return stats
 
 
@@ -195,12 +214,12 @@ async def delete_created_topics(host: str, port: int, timeout_s: float) -> int:
     async def clean() -> int:
         reader, writer = await asyncio.open_connection(host, port)
         try:
-            metadata = await _call(reader, writer, 3, 12, api(3).request(topics=None))
+            metadata = await _call(reader, writer, 3, 12, MetadataRequest(topics=None))
             names = tuple(
                 t.name for t in metadata.topics if t.name and not t.is_internal and not t.error_code
             )
             if names:
-                request = api(20).request(topic_names=names, timeout_ms=30_000)
+                request = DeleteTopicsRequest(topic_names=names, timeout_ms=30_000)
                 await _call(reader, writer, 20, 5, request)
             return len(names)
         finally:

@@ -92,7 +92,8 @@ def render(result: dict[str, Any]) -> str:
     lines = [
         "# Protocol fuzzer",
         "",
-        f"Run {result['started']} with `{result['command']}`: {result['frames']:,} fuzzed frames in "
+        f"Run {result['started']} with `{result['command']}`: "
+        f"{result['frames']:,} fuzzed frames in "
         f"{result['wall_seconds']:,.0f} s ({rate:,.0f} frames/s) over {result['connections']:,} "
         f"connections, {result['parameters']['workers']} at once; corpus {result['corpus_frames']} "
         f"real frames. Machine: {result['machine']['cpu_count']} CPUs (shared), Python "
@@ -103,6 +104,9 @@ def render(result: dict[str, Any]) -> str:
         f"- slowest liveness probe: {result['probe_max_seconds']} s; SIGTERM stop took "
         f"{result['stop_seconds']} s",
         f"- stopped early: {result['failure'] or 'no'}",
+        f"- left out (known defect, issue 12 item 2): "
+        f"{result['excluded_partition_frames']:,} CreateTopics/CreatePartitions frames asking "
+        f"for more than {result['parameters']['max_partitions']} partitions",
         f"- broker stderr: {result['stderr']['tracebacks']} tracebacks, "
         f"{result['stderr']['error_lines']} ERROR lines",
         f"- topics the fuzzed frames created, deleted after each batch: "
