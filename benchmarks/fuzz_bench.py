@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
 import platform
 import shutil
@@ -45,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +119,7 @@ class FuzzRun:
         self.probe_max_s = 0.0
         self.failure: str | None = None
         self.topics_deleted = 0
+        self.pool = ProcessPoolExecutor(args.processes)
 
     def sample(self, started: float) -> None:
         self.samples.append(
@@ -138,13 +141,19 @@ class FuzzRun:
                 return
             count = min(self.args.batch, self.args.frames - self.sent)
             batch = [self.mutator.next() for _ in range(count)]
-            stats = await fuzz_client.run_batch(
-                host,
-                port,
-                batch,
-                workers=self.args.workers,
-                stall_s=self.args.stall_seconds,
-                probe_s=self.args.probe_timeout,
+            stats = await asyncio.get_running_loop().run_in_executor(
+                None,
+                functools.partial(
+                    fuzz_client.run_batch_processes,
+                    self.pool,
+                    self.args.processes,
+                    host,
+                    port,
+                    batch,
+                    workers=self.args.workers,
+                    stall_s=self.args.stall_seconds,
+                    probe_s=self.args.probe_timeout,
+                ),
             )
             self.sent += stats.frames
             self.outcomes.update(stats.outcomes)
@@ -203,6 +212,7 @@ def _measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     try:
         asyncio.run(run.run())
     finally:
+        run.pool.shutdown(cancel_futures=True)
         wall = time.monotonic() - started
         crashed = broker.process is None or broker.process.poll() is not None
         exit_status = None if broker.process is None else broker.process.poll()
@@ -243,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=1_000_000)
     parser.add_argument("--batch", type=int, default=2000)
-    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=8, help="connections per process")
+    parser.add_argument("--processes", type=int, default=2, help="client processes")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-seconds", type=float, default=3600.0)
     parser.add_argument("--stall-seconds", type=float, default=5.0)
@@ -282,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
                 "frames",
                 "batch",
                 "workers",
+                "processes",
                 "seed",
                 "max_seconds",
                 "stall_seconds",

@@ -22,7 +22,10 @@ its connection dropped; stalls are not hangs. A hang is :func:`probe` failing:
 after each batch, and at once after any stall, a fresh connection must get
 ApiVersions and Metadata answers within the bound; a hang ends the batch
 (a blocked broker would otherwise cost ``stall_s`` per remaining frame).
-``workers`` connections run at once, each reconnecting after every close.
+``workers`` connections run at once, each reconnecting after every close, in
+each of ``processes`` client processes (:func:`run_batch_processes`): the
+client is plain Python too, and on a shared machine one client process would
+hold the rate below what the broker can take.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import itertools
 import struct
 import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +50,13 @@ from lethe_formats.protocol.messages.metadata import MetadataRequest
 from lethe_formats.protocol.registry import api
 from lethe_formats.protocol.schema import Struct
 
-__all__ = ["BatchStats", "delete_created_topics", "probe", "run_batch"]
+__all__ = [
+    "BatchStats",
+    "delete_created_topics",
+    "probe",
+    "run_batch",
+    "run_batch_processes",
+]
 
 #: Probe correlation ids are negative: the mutators never write these into a header.
 _PROBE_IDS = itertools.count(-2_000_000_000)
@@ -163,6 +173,43 @@ async def run_batch(
         )
     )
     return stats
+
+
+def _batch_in_process(
+    host: str, port: int, frames: list[Fuzzed], workers: int, stall_s: float, probe_s: float
+) -> BatchStats:
+    return asyncio.run(
+        run_batch(host, port, frames, workers=workers, stall_s=stall_s, probe_s=probe_s)
+    )
+
+
+def run_batch_processes(
+    pool: ProcessPoolExecutor,
+    processes: int,
+    host: str,
+    port: int,
+    frames: list[Fuzzed],
+    *,
+    workers: int,
+    stall_s: float,
+    probe_s: float,
+) -> BatchStats:
+    """:func:`run_batch` over ``processes`` client processes, one share of ``frames`` each."""
+    shares = [frames[i::processes] for i in range(processes)]
+    futures = [
+        pool.submit(_batch_in_process, host, port, share, workers, stall_s, probe_s)
+        for share in shares
+    ]
+    total = BatchStats()
+    for future in futures:
+        stats = future.result()
+        total.frames += stats.frames
+        total.outcomes.update(stats.outcomes)
+        total.strategies.update(stats.strategies)
+        total.connections += stats.connections
+        total.stalled_sources += stats.stalled_sources
+        total.hung = total.hung or stats.hung
+    return total
 
 
 def _metadata(correlation_id: int) -> bytes:

@@ -95,7 +95,8 @@ def render(result: dict[str, Any]) -> str:
         f"Run {result['started']} with `{result['command']}`: "
         f"{result['frames']:,} fuzzed frames in "
         f"{result['wall_seconds']:,.0f} s ({rate:,.0f} frames/s) over {result['connections']:,} "
-        f"connections, {result['parameters']['workers']} at once; corpus {result['corpus_frames']} "
+        f"connections, {result['parameters']['workers']} at once in each of "
+        f"{result['parameters']['processes']} client processes; corpus {result['corpus_frames']} "
         f"real frames. Machine: {result['machine']['cpu_count']} CPUs (shared), Python "
         f"{result['machine']['python']}.",
         "",
