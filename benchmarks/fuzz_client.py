@@ -176,7 +176,7 @@ async def run_batch(
 
 
 def _batch_in_process(
-    host: str, port: int, frames: list[Fuzzed], workers: int, stall_s: float, probe_s: float
+    host: str, port: int, frames: list[Fuzzed], *, workers: int, stall_s: float, probe_s: float
 ) -> BatchStats:
     return asyncio.run(
         run_batch(host, port, frames, workers=workers, stall_s=stall_s, probe_s=probe_s)
@@ -197,7 +197,15 @@ def run_batch_processes(
     """:func:`run_batch` over ``processes`` client processes, one share of ``frames`` each."""
     shares = [frames[i::processes] for i in range(processes)]
     futures = [
-        pool.submit(_batch_in_process, host, port, share, workers, stall_s, probe_s)
+        pool.submit(
+            _batch_in_process,
+            host,
+            port,
+            share,
+            workers=workers,
+            stall_s=stall_s,
+            probe_s=probe_s,
+        )
         for share in shares
     ]
     total = BatchStats()
