@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from lethe_formats.errors import printable
 from lethe_formats.fixtures import fixtures_root
-from tools_support import Run
+from tools_support import Run, mutate_bytes
 
 #: FILE: [line N: ]byte POS: FIELD: message. The field never holds ": ".
 LINE_FORM = re.compile(r"(?:line \d+: )?byte \d+: [^:]+(?::[^ ][^:]*)*: \S")
@@ -227,30 +227,21 @@ def test_a_missing_path_names_byte_0_and_the_field(
 
 CONTROL_RUNS = (b"\x1b[2J", b"\x1b]0;x\x07", b"\r\n", b"\x9b31m", b"\x00", b"\x7f")
 MUTATIONS = ("flip", "truncate", "zero", "insert", "control", "empty", "directory")
+#: ``mutate_bytes`` does flip, truncate, zero and insert; control runs go in here.
 
 
 def mutate(path: Path, how: str, rng: random.Random) -> None:
     if how == "directory":
         replace_with_directory(path)
         return
-    raw = bytearray(path.read_bytes())
-    at = rng.randrange(len(raw)) if raw else 0
+    data = path.read_bytes()
     if how == "empty":
-        raw = bytearray()
-    elif not raw:
-        raw = bytearray(rng.randbytes(9))
-    elif how == "flip":
-        for _ in range(3):
-            raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
-    elif how == "truncate":
-        del raw[at:]
-    elif how == "zero":
-        raw[at : at + 40] = bytes(len(raw[at : at + 40]))
-    elif how == "insert":
-        raw[at:at] = rng.randbytes(7)
+        path.write_bytes(b"")
+    elif how == "control" and data:
+        at = rng.randrange(len(data))
+        path.write_bytes(data[:at] + rng.choice(CONTROL_RUNS) + data[at:])
     else:
-        raw[at:at] = rng.choice(CONTROL_RUNS)
-    path.write_bytes(bytes(raw))
+        path.write_bytes(mutate_bytes(data, how, rng))
 
 
 def sweep_files() -> list[str]:
