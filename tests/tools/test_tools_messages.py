@@ -14,6 +14,7 @@ the exit statuses.
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
@@ -171,6 +172,22 @@ def test_checkpoint_command_on_a_directory_exits_1_with_the_problem(
     assert written.status == 1
     assert written.err.startswith(f"{path}: byte 0: file: is a directory")
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no .tmp left behind
+
+
+@pytest.mark.parametrize("kind", ["offset index", "leader epoch checkpoint", "meta.properties"])
+def test_a_fifo_in_a_files_place_is_a_problem_and_never_blocks(
+    kind: str, log_dir: Path, lethe: Callable[..., Run]
+) -> None:
+    path = log_dir / FILE_KINDS[kind]
+    path.unlink()
+    os.mkfifo(path)  # opening it for reading would wait for a writer forever
+    expected = f"{path}: byte 0: file: is a FIFO, not a regular file"
+    walked = lethe("verify", str(log_dir))
+    assert walked.status == 1
+    assert expected in walked.lines
+    assert lethe("verify", str(path)) == Run(1, expected + "\n", "")
+    dumped = lethe("dump", str(path))
+    assert (dumped.status, dumped.err.splitlines()[-1]) == (1, expected)
 
 
 # -- escaping ----------------------------------------------------------------------------
