@@ -13,8 +13,10 @@ The kind follows from the file name (``replication-offset-checkpoint``,
 ``cleaner-offset-checkpoint`` → ``offsets``; ``leader-epoch-checkpoint`` →
 ``leader-epoch``); ``--kind`` overrides it. Exit status: 0; 1 when a file
 fails validation (one line per problem, in Kafka's words, with line and
-byte); 2 for unusable input (unknown kind, malformed ``--entry``, a file
-that cannot be read).
+byte) or a directory stands where the file belongs (Kafka cannot read it);
+2 for unusable input (unknown kind, malformed ``--entry``, a file that
+cannot be read). Messages about a file have the form ``FILE: byte POS:
+FIELD: message`` (byte 0 and field ``file`` for the whole file).
 """
 
 from __future__ import annotations
