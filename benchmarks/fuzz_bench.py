@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/fuzz_bench.py [--frames 1000000] [--batch 2000] [--workers 8]
                                     [--seed 1] [--max-seconds 3600] [--out benchmarks/results]
+    python benchmarks/fuzz_bench.py --render benchmarks/results/fuzz.json --note TEXT...
 
 Theory of operation
 -------------------
@@ -37,6 +38,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import json
 import os
 import platform
 import shutil
@@ -272,7 +274,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work-dir", type=Path)
     parser.add_argument("--progress", action="store_true", help="a line per batch on stderr")
     parser.add_argument("--note", action="append", default=[])
+    parser.add_argument(
+        "--render", type=Path, metavar="JSON", help="add --note lines to a result, render again"
+    )
     args = parser.parse_args(argv)
+    if args.render is not None:
+        result = json.loads(args.render.read_text())
+        result["notes"] += args.note
+        write_results(args.out, result)
+        return 0
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="lethe-fuzz-"))
     try:
         measured = _measure(args, work)
