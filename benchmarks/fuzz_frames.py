@@ -44,10 +44,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lethe_formats.protocol.envelope import decode_request, encode_request
+from lethe_formats.protocol.compiler import decode_prefix
+from lethe_formats.protocol.envelope import decode_request_header, encode_request
 from lethe_formats.protocol.framing import DEFAULT_MAX_FRAME_SIZE, frame
 from lethe_formats.protocol.headers import RequestHeader
-from lethe_formats.protocol.registry import api, supported_versions
+from lethe_formats.protocol.registry import api, lookup, supported_versions
 from lethe_formats.protocol.schema import (
     ArrayType,
     Primitive,
@@ -163,8 +164,10 @@ def partitions_requested(data: bytes) -> int:
         _CREATE_PARTITIONS,
     ):
         return 0
-    try:
-        header, body = decode_request(data[4:])
+    try:  # as the broker decodes: header, then the body's prefix (trailing bytes ignored)
+        header, offset = decode_request_header(data[4:])
+        spec = lookup(header.api_key, header.api_version)
+        body, _ = decode_prefix(spec.request, header.api_version, data[4:], offset)
     except Exception:  # whatever the broker cannot decode, it cannot create
         return 0
     topics: Any = getattr(body, "topics", ())

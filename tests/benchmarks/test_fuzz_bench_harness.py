@@ -149,4 +149,7 @@ def test_requests_for_many_partitions_are_recognised(frames: ModuleType) -> None
     assert frames.partitions_requested(create) == 5000
     assert frames.partitions_requested(more) == 300
     assert frames.partitions_requested(create[:-3]) == 0  # undecodable: nothing is created
+    # the broker decodes the body's prefix and ignores trailing bytes, so must the filter
+    extended = struct.pack(">i", len(create) - 4 + 5) + create[4:] + b"junk!"
+    assert frames.partitions_requested(extended) == 5000
     assert frames.partitions_requested(frames.probe_frame(1)) == 0
