@@ -33,7 +33,35 @@ __all__ = [
     "UnsupportedMagicError",
     "VarintError",
     "kafka_error_code",
+    "printable",
 ]
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character escaped (``\\x1b``, ``\\u200b``).
+
+    Messages quote file names and bytes read from damaged files; echoed raw, a
+    control character could rewrite the operator's terminal (ESC sequences) or
+    forge output lines (CR, LF). Printable characters, the space included, are
+    kept as they are. A byte that was not UTF-8 in a file name (decoded by Python
+    as a lone surrogate, U+DC80..U+DCFF) is shown as that byte, ``\\xNN``.
+    """
+    if text.isprintable():
+        return text
+    return "".join(_escape(char) for char in text)
+
+
+def _escape(char: str) -> str:
+    if char.isprintable():
+        return char
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
 
 
 class FormatError(Exception):
@@ -73,7 +101,8 @@ class FormatError(Exception):
         return clone
 
     def location(self) -> str:
-        """``file: byte N: field`` (parts that are unknown are left out)."""
+        """``file: byte N: field`` (parts that are unknown are left out; control
+        characters escaped, see :func:`printable`)."""
         parts = []
         if self.file is not None:
             parts.append(self.file)
@@ -83,11 +112,12 @@ class FormatError(Exception):
             parts.append(f"byte {self.position}")
         if self.field is not None:
             parts.append(self.field)
-        return ": ".join(parts)
+        return printable(": ".join(parts))
 
     def __str__(self) -> str:
         where = self.location()
-        return f"{where}: {self.message}" if where else self.message
+        message = printable(self.message)
+        return f"{where}: {message}" if where else message
 
 
 class TruncatedError(FormatError):

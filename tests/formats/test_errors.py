@@ -15,6 +15,7 @@ from lethe_formats.errors import (
     UnsupportedMagicError,
     VarintError,
     kafka_error_code,
+    printable,
 )
 
 
@@ -59,3 +60,17 @@ def test_reanchoring_adds_the_slice_offset_and_keeps_the_original() -> None:
 def test_text_file_errors_name_the_line() -> None:
     error = CheckpointError("Malformed line", file="cp", line=3)
     assert error.location() == "cp: line 3"
+
+
+def test_printable_escapes_every_non_printable_character() -> None:
+    assert printable("plain text, spaces & ünïcödé") == "plain text, spaces & ünïcödé"
+    raw = "a\x1b[31mb\r\n\x00\x7f\x9b\u200b\U000e0001"
+    assert printable(raw) == "a\\x1b[31mb\\x0d\\x0a\\x00\\x7f\\x9b\\u200b\\U000e0001"
+    # a byte of a non-UTF-8 file name (decoded with surrogateescape) is shown as that byte
+    assert printable(b"bad\xffname".decode("utf-8", "surrogateescape")) == "bad\\xffname"
+
+
+def test_format_error_text_escapes_file_field_and_message() -> None:
+    error = FormatError("value \x1b]0;x\x07", file="f\x1b", position=3, field="k\r")
+    assert str(error) == "f\\x1b: byte 3: k\\x0d: value \\x1b]0;x\\x07"
+    assert error.message == "value \x1b]0;x\x07"  # the raw value stays for programs

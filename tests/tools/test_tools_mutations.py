@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from lethe_formats.fixtures import fixtures_root
-from tools_support import Run
+from tools_support import MUTATIONS, Run, mutate_bytes
 
 SOURCES = [
     "codecs/golden-codecs-0/00000000000000000000.log",
@@ -30,24 +30,6 @@ SOURCES = [
     "compaction/pass1/golden-compact-0/00000000000000000000.log",
     "delete-records/replication-offset-checkpoint",
 ]
-MUTATIONS = ["flip", "truncate", "zero", "insert"]
-
-
-def _mutate(data: bytes, how: str, rng: random.Random) -> bytes:
-    raw = bytearray(data)
-    if not raw:
-        return bytes(rng.randrange(256) for _ in range(9))
-    at = rng.randrange(len(raw))
-    if how == "flip":
-        for _ in range(3):
-            raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
-    elif how == "truncate":
-        del raw[at:]
-    elif how == "zero":
-        raw[at : at + 40] = bytes(len(raw[at : at + 40]))
-    else:
-        raw[at:at] = bytes(rng.randrange(256) for _ in range(7))
-    return bytes(raw)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -61,7 +43,7 @@ def test_damaged_file_gives_problem_lines_not_a_crash(
     shutil.copytree(original.parent, partition, ignore=shutil.ignore_patterns("*.json", "*.txt"))
     target = partition / original.name
     rng = random.Random(f"{source}:{how}:{seed}")
-    target.write_bytes(_mutate(original.read_bytes(), how, rng))
+    target.write_bytes(mutate_bytes(original.read_bytes(), how, rng))
 
     run = lethe("verify", "--deep", str(tmp_path))
     assert run.status in (0, 1)

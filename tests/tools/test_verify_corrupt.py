@@ -158,10 +158,10 @@ def test_checkpoint_offsets_outside_the_partition(
     (case / "cleaner-offset-checkpoint").write_text("0\n1\ngolden-delrec 0 18\n")
     run = lethe("verify", str(case))
     assert sorted(run.lines) == [
-        f"{case / 'cleaner-offset-checkpoint'}: line 3: offset: golden-delrec-0: offset 18 is "
-        "below the partition's log start 19",
-        f"{case / 'replication-offset-checkpoint'}: line 4: offset: golden-delrec-0: offset 41 "
-        "is beyond the partition's log end offset 40",
+        f"{case / 'cleaner-offset-checkpoint'}: line 3: byte 20: offset: golden-delrec-0: "
+        "offset 18 is below the partition's log start 19",
+        f"{case / 'replication-offset-checkpoint'}: line 4: byte 39: offset: golden-delrec-0: "
+        "offset 41 is beyond the partition's log end offset 40",
     ]
 
 
@@ -173,8 +173,8 @@ def test_leader_epoch_start_beyond_the_log_end(
     checkpoint.write_text("0\n2\n0 19\n1 41\n")
     run = lethe("verify", str(case))
     assert run.lines == [
-        f"{checkpoint}: line 4: startOffset: start offset 41 of epoch 1 is beyond the log end "
-        "offset 40"
+        f"{checkpoint}: line 4: byte 11: startOffset: start offset 41 of epoch 1 is beyond "
+        "the log end offset 40"
     ]
 
 
@@ -250,8 +250,8 @@ def test_orphaned_index_is_reported(
     orphan.write_bytes(b"")
     run = lethe("verify", str(case))
     assert run.lines == [
-        f"{orphan}: orphaned index: no 00000000000000000050.log in this directory (Kafka "
-        "deletes it at startup)"
+        f"{orphan}: byte 0: file name: orphaned index: no 00000000000000000050.log in this "
+        "directory (Kafka deletes it at startup)"
     ]
 
 
@@ -286,12 +286,15 @@ def test_meta_properties_without_node_id(tmp_path: Path, lethe: Callable[..., Ru
     path = tmp_path / "meta.properties"
     path.write_text("version=1\ncluster.id=abc\n")
     run = lethe("verify", str(path))
-    assert (run.status, run.lines) == (1, [f"{path}: Failed to find node.id"])
+    assert (run.status, run.lines) == (1, [f"{path}: byte 0: node.id: Failed to find node.id"])
 
 
 def test_missing_path(tmp_path: Path, lethe: Callable[..., Run]) -> None:
     run = lethe("verify", str(tmp_path / "nope"))
-    assert (run.status, run.lines) == (1, [f"{tmp_path / 'nope'}: No such file or directory"])
+    assert (run.status, run.lines) == (
+        1,
+        [f"{tmp_path / 'nope'}: byte 0: file: No such file or directory"],
+    )
 
 
 def test_summary_line_counts_the_files_and_the_problems(

@@ -22,6 +22,8 @@ import sys
 from types import TracebackType
 from typing import Protocol, TextIO
 
+from lethe_formats.errors import printable
+
 __all__ = ["MIN_BYTES", "BarProgress", "NoProgress", "ScanProgress", "scan_progress"]
 
 #: Files smaller than this scan in well under a second: no bar.
@@ -66,6 +68,7 @@ class BarProgress:
 
     def __init__(self, total: int, description: str, stream: TextIO) -> None:
         from rich.console import Console  # noqa: PLC0415 - only when a bar is shown
+        from rich.markup import escape  # noqa: PLC0415
         from rich.progress import (  # noqa: PLC0415
             BarColumn,
             DownloadColumn,
@@ -83,7 +86,7 @@ class BarProgress:
             console=Console(file=stream),
             transient=True,
         )
-        self._task = self._progress.add_task(description, total=total)
+        self._task = self._progress.add_task(escape(description), total=total)
         self._step = max(total // 200, 1)
         self._next = self._step
 
@@ -111,7 +114,8 @@ def scan_progress(total: int, description: str, stream: TextIO | None = None) ->
     target = sys.stderr if stream is None else stream
     if total < MIN_BYTES or not _is_terminal(target):
         return NoProgress()
-    return BarProgress(total, description, target)
+    # The description is a file name: escaped for the terminal (and in the bar, for markup).
+    return BarProgress(total, printable(description), target)
 
 
 def _is_terminal(stream: TextIO) -> bool:

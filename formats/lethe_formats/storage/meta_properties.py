@@ -101,7 +101,8 @@ class _Reader:
             kafka_exception="RuntimeException",
             file=self.file,
             line=entry.line if entry is not None else None,
-            position=entry.position if entry is not None else None,
+            # A key that is not there at all is a fault of the whole file: byte 0.
+            position=entry.position if entry is not None else 0,
             field=key,
         )
 
@@ -118,7 +119,7 @@ class _Reader:
     def required_int(self, key: str) -> int:
         text = self.props.as_dict().get(key)
         if text is None:
-            raise self.fail(f"Failed to find {key}", None)
+            raise self.fail(f"Failed to find {key}", key)
         try:
             return java_parse_int(text)
         except JavaNumberFormatError:
@@ -162,7 +163,7 @@ def read_meta_properties(source: Source, *, file: str | None = None) -> MetaProp
     cluster_id = values.get("cluster.id")
     directory_id = reader.directory_id()
     if version != 0 and cluster_id is None:
-        raise reader.fail("cluster.id was not found.", None)
+        raise reader.fail("cluster.id was not found.", "cluster.id")
     return MetaProperties(
         version,
         cluster_id,

@@ -13,18 +13,21 @@ The kind follows from the file name (``replication-offset-checkpoint``,
 ``cleaner-offset-checkpoint`` → ``offsets``; ``leader-epoch-checkpoint`` →
 ``leader-epoch``); ``--kind`` overrides it. Exit status: 0; 1 when a file
 fails validation (one line per problem, in Kafka's words, with line and
-byte); 2 for unusable input (unknown kind, malformed ``--entry``, a file
-that cannot be read).
+byte) or a directory stands where the file belongs (Kafka cannot read it);
+2 for unusable input (unknown kind, malformed ``--entry``, a file that
+cannot be read). Messages about a file have the form ``FILE: byte POS:
+FIELD: message`` (byte 0 and field ``file`` for the whole file).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
-from lethe_formats.errors import FormatError
+from lethe_formats.errors import FormatError, printable
 
 from lethe_tools.inspect.checkpoint_io import (
     KINDS,
@@ -37,7 +40,9 @@ from lethe_tools.inspect.checkpoint_io import (
     validate_file,
     write_checkpoint,
 )
-from lethe_tools.inspect.problems import Problem
+from lethe_tools.inspect.kinds import classify
+from lethe_tools.inspect.misplaced import directory_problem
+from lethe_tools.inspect.problems import WHOLE_FILE, Problem
 from lethe_tools.render.checkpoint import checkpoint_json, checkpoint_lines
 from lethe_tools.render.output import LineSink
 
@@ -85,21 +90,41 @@ def run(args: argparse.Namespace) -> int:
     return runner[args.checkpoint_action](args)
 
 
-def _usage(message: str) -> int:
-    print(f"lethe checkpoint: {message}", file=sys.stderr)
+def _usage(error: CheckpointUsageError) -> int:
+    if error.file is not None:
+        print(Problem(error.file, error.message, error.position, error.field), file=sys.stderr)
+    else:
+        print(f"lethe checkpoint: {printable(error.message)}", file=sys.stderr)
     return EXIT_USAGE
 
 
+def _unreadable(path: str, error: OSError) -> int:
+    """A file that cannot be opened: byte 0, field ``file``; exit status 2."""
+    print(Problem(path, error.strerror or str(error), 0, WHOLE_FILE), file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _directory(path: str) -> Problem | None:
+    """The problem of a directory standing where the checkpoint file belongs (exit 1)."""
+    if not os.path.isdir(path):
+        return None
+    return directory_problem(path, classify(path, strict=True).kind)
+
+
 def run_read(args: argparse.Namespace) -> int:
+    misplaced = _directory(args.file)
+    if misplaced is not None:
+        print(misplaced, file=sys.stderr)
+        return EXIT_INVALID
     try:
         checkpoint = read_checkpoint(args.file, kind_of(args.file, args.kind))
     except CheckpointUsageError as error:
-        return _usage(str(error))
+        return _usage(error)
     except FormatError as error:
         print(Problem.from_error(error, args.file), file=sys.stderr)
         return EXIT_INVALID
     except OSError as error:
-        return _usage(f"{args.file}: {error.strerror or error}")
+        return _unreadable(args.file, error)
     out = LineSink(sys.stdout)
     if args.json:
         out.line(json.dumps(checkpoint_json(args.file, checkpoint), ensure_ascii=False))
@@ -119,20 +144,32 @@ def _entries(args: argparse.Namespace, kind: str) -> Entries:
             with open(args.from_json, encoding="utf-8") as handle:
                 document = json.load(handle)
     except json.JSONDecodeError as error:
-        raise CheckpointUsageError(f"{args.from_json}: invalid JSON: {error}") from None
-    except OSError as error:
-        raise CheckpointUsageError(f"{args.from_json}: {error.strerror or error}") from None
+        raise CheckpointUsageError(
+            f"invalid JSON: {error.msg} (line {error.lineno} column {error.colno})",
+            file=args.from_json,
+            position=len(error.doc[: error.pos].encode("utf-8", "surrogatepass")),
+            field="JSON",
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        text = error.strerror if isinstance(error, OSError) else str(error)
+        raise CheckpointUsageError(
+            text or str(error), file=args.from_json, field=WHOLE_FILE
+        ) from None
     return entries_from_json(kind, document)
 
 
 def run_write(args: argparse.Namespace) -> int:
+    misplaced = _directory(args.file)
+    if misplaced is not None:
+        print(misplaced, file=sys.stderr)
+        return EXIT_INVALID
     try:
         kind = kind_of(args.file, args.kind)
         write_checkpoint(args.file, _entries(args, kind))
     except CheckpointUsageError as error:
-        return _usage(str(error))
+        return _usage(error)
     except OSError as error:
-        return _usage(f"{args.file}: {error.strerror or error}")
+        return _unreadable(error.filename or args.file, error)
     return 0
 
 
@@ -140,15 +177,21 @@ def run_validate(args: argparse.Namespace) -> int:
     out = LineSink(sys.stdout)
     status = 0
     for path in args.files:
+        misplaced = _directory(path)
+        if misplaced is not None:
+            out.line(str(misplaced))
+            status = max(status, EXIT_INVALID)
+            continue
         try:
             validate_file(path, kind_of(path, args.kind, validating=True))
         except CheckpointUsageError as error:
-            status = max(status, _usage(str(error)))
+            out.flush()
+            status = max(status, _usage(error))
         except FormatError as error:
             out.line(str(Problem.from_error(error, path)))
             status = max(status, EXIT_INVALID)
         except OSError as error:
-            out.line(str(Problem(path, error.strerror or str(error))))
+            out.line(str(Problem(path, error.strerror or str(error), 0, WHOLE_FILE)))
             status = max(status, EXIT_INVALID)
     out.flush()
     return status

@@ -67,7 +67,21 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 
 class CheckpointUsageError(ValueError):
-    """Bad command-line input (kind unknown, entries malformed); not a file problem."""
+    """Bad command-line input (kind unknown, entries malformed); not a file problem.
+
+    ``file`` is set when the input at fault is a file (its kind cannot be told
+    from its name, the ``--from-json`` file is not JSON), so the message names
+    the file, byte position and field like every other one.
+    """
+
+    def __init__(
+        self, message: str, *, file: str | None = None, position: int = 0, field: str = "file name"
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.position = position
+        self.field = field
 
 
 def kind_of(path: str, override: str | None = None, *, validating: bool = False) -> str:
@@ -82,8 +96,8 @@ def kind_of(path: str, override: str | None = None, *, validating: bool = False)
     if validating and name in _VALIDATE_ONLY:
         return _VALIDATE_ONLY[name]
     raise CheckpointUsageError(
-        f"{path}: cannot tell the checkpoint format from the file name; pass --kind "
-        + "|".join(KINDS)
+        "cannot tell the checkpoint format from the file name; pass --kind " + "|".join(KINDS),
+        file=path,
     )
 
 

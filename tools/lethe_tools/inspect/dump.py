@@ -50,6 +50,8 @@ from lethe_tools.inspect.index_dump import (
 from lethe_tools.inspect.kinds import FileInfo, Kind, classify
 from lethe_tools.inspect.log_walk import LogObserver, LogWalk, walk_log
 from lethe_tools.inspect.mapped import mapped, read_small
+from lethe_tools.inspect.misplaced import directory_problem
+from lethe_tools.inspect.problems import WHOLE_FILE, Problem
 from lethe_tools.progress import scan_progress
 
 __all__ = ["DumpOptions", "DumpRenderer", "DumpReport", "dump_files"]
@@ -97,10 +99,14 @@ def dump_files(paths: Sequence[str], options: DumpOptions, renderer: DumpRendere
         info = classify(path)
         renderer.file_begin(path, info)
         try:
+            if os.path.isdir(path):
+                report.failed = True
+                renderer.file_error(path, str(directory_problem(path, info.kind)))
+                continue
             _dump_one(path, info, options, renderer, report)
         except FormatError as error:
             report.failed = True
-            renderer.file_error(path, str(error.at(file=path)))
+            renderer.file_error(path, str(Problem.from_error(error, error.file or path)))
         except BrokenPipeError:
             raise  # the reader went away (`| head`): the CLI ends quietly
         except (OSError, ValueError) as error:
@@ -111,9 +117,9 @@ def dump_files(paths: Sequence[str], options: DumpOptions, renderer: DumpRendere
 
 
 def _os_message(path: str, error: Exception) -> str:
-    if isinstance(error, OSError) and error.strerror:
-        return f"{path}: {error.strerror}"
-    return f"{path}: {error}"
+    """A whole-file fault (cannot open, not text): byte 0, field ``file``."""
+    text = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return str(Problem(path, text, position=0, field=WHOLE_FILE))
 
 
 def _dump_one(

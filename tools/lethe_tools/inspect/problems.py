@@ -6,13 +6,16 @@ Checks never raise and never print: they append :class:`Problem` values to a
 :class:`Problems` collector, and the command renders them at the end, one
 line each, in FormatError's location style::
 
-    <file>: byte <pos>: <field>: <message>        binary files
-    <file>: line <n>: <field>: <message>          text files (checkpoints)
+    <file>: byte <pos>: <field>: <message>                binary files
+    <file>: line <n>: byte <pos>: <field>: <message>      text files (checkpoints)
 
 A decoder's :class:`~lethe_formats.errors.FormatError` converts losslessly
 (:meth:`Problem.from_error`), so a problem found by a decoder and one found
-by a cross-check look the same. Anything unknown (no byte, no field) is left
-out of the line rather than printed as a placeholder.
+by a cross-check look the same. Every line names a byte and a field: a fault
+of the whole file (it cannot be opened, a directory stands in its place) is at
+byte 0 in the field ``file``, so a script can split every line the same way.
+File names, fields and messages are escaped (:func:`printable`): they quote
+names and bytes of damaged files, which must never reach a terminal raw.
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from lethe_formats.errors import FormatError
+from lethe_formats.errors import FormatError, printable
 
-__all__ = ["Problem", "Problems"]
+__all__ = ["WHOLE_FILE", "Problem", "Problems"]
+
+#: The field of a fault that concerns the whole file rather than bytes in it.
+WHOLE_FILE = "file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +57,10 @@ class Problem:
         parts = [self.file]
         if self.line is not None:
             parts.append(f"line {self.line}")
-        if self.position is not None:
-            parts.append(f"byte {self.position}")
-        if self.field is not None:
-            parts.append(self.field)
+        parts.append(f"byte {0 if self.position is None else self.position}")
+        parts.append(WHOLE_FILE if self.field is None else self.field)
         parts.append(self.message)
-        return ": ".join(parts)
+        return printable(": ".join(parts))
 
 
 class Problems:
@@ -75,6 +79,9 @@ class Problems:
         line: int | None = None,
     ) -> None:
         self._items.append(Problem(file, message, position, field, line))
+
+    def append(self, problem: Problem) -> None:
+        self._items.append(problem)
 
     def error(self, error: FormatError, file: str) -> None:
         self._items.append(Problem.from_error(error, file))

@@ -40,11 +40,12 @@ from lethe_formats.storage.checkpoint import (
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
 )
+from lethe_formats.storage.java_text import java_read_lines
 from lethe_formats.storage.meta_properties import read_meta_properties
 from lethe_formats.storage.partition_metadata import read_partition_metadata
 
 from lethe_tools.inspect.mapped import read_small
-from lethe_tools.inspect.problems import Problems
+from lethe_tools.inspect.problems import WHOLE_FILE, Problems
 
 __all__ = [
     "PartitionRange",
@@ -56,6 +57,30 @@ __all__ = [
 
 LOG_START = "log-start-offset-checkpoint"
 _FIRST_ENTRY_LINE = 3
+
+
+def _unreadable(path: str, error: OSError | ValueError, problems: Problems) -> None:
+    """A file that cannot be read at all (missing, a directory, not UTF-8 text)."""
+    message = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    problems.add(path, message, position=0, field=WHOLE_FILE)
+
+
+def _token_position(path: str, line: int, token: int) -> int:
+    """Byte position of the ``token``-th space-separated value on 1-based ``line``.
+
+    The parsed checkpoint keeps only values; a cross-check that finds a bad value
+    reads the (small, already validated) file again to point at its bytes.
+    """
+    try:
+        text = read_small(path).decode("utf-8")
+    except (OSError, ValueError):
+        return 0
+    for java_line in java_read_lines(text):
+        if java_line.number == line:
+            parts = java_line.text.split(" ")
+            before = " ".join(parts[:token]) + (" " if token else "")
+            return java_line.position + len(before.encode("utf-8"))
+    return 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +98,7 @@ def read_checked(path: str, problems: Problems) -> OffsetCheckpoint | None:
     except FormatError as error:
         problems.error(error, path)
     except (OSError, ValueError) as error:
-        problems.add(path, str(error))
+        _unreadable(path, error, problems)
     return None
 
 
@@ -88,7 +113,7 @@ def verify_properties_file(path: str, kind: str, problems: Problems) -> None:
     except FormatError as error:
         problems.error(error, path)
     except (OSError, ValueError) as error:
-        problems.add(path, str(error))
+        _unreadable(path, error, problems)
 
 
 def verify_epoch_checkpoint(path: str, log_end: int | None, problems: Problems) -> None:
@@ -101,7 +126,7 @@ def verify_epoch_checkpoint(path: str, log_end: int | None, problems: Problems) 
         problems.error(error, path)
         return
     except (OSError, ValueError) as error:
-        problems.add(path, str(error))
+        _unreadable(path, error, problems)
         return
     previous = None
     for i, entry in enumerate(checkpoint.entries):
@@ -111,6 +136,7 @@ def verify_epoch_checkpoint(path: str, log_end: int | None, problems: Problems) 
                 path,
                 f"epoch {entry.epoch} does not increase (previous entry: {previous.epoch})",
                 line=line,
+                position=_token_position(path, line, 0),
                 field="epoch",
             )
         if previous is not None and entry.start_offset <= previous.start_offset:
@@ -119,6 +145,7 @@ def verify_epoch_checkpoint(path: str, log_end: int | None, problems: Problems) 
                 f"start offset {entry.start_offset} of epoch {entry.epoch} does not increase "
                 f"(previous entry: {previous.start_offset})",
                 line=line,
+                position=_token_position(path, line, 1),
                 field="startOffset",
             )
         if log_end is not None and entry.start_offset > log_end:
@@ -127,6 +154,7 @@ def verify_epoch_checkpoint(path: str, log_end: int | None, problems: Problems) 
                 f"start offset {entry.start_offset} of epoch {entry.epoch} is beyond the log "
                 f"end offset {log_end}",
                 line=line,
+                position=_token_position(path, line, 1),
                 field="startOffset",
             )
         previous = entry
@@ -161,7 +189,13 @@ def check_offset_ranges(
             message = _out_of_bounds(path, entry.offset, low, bounds.log_end)
             if message is not None:
                 line = i + _FIRST_ENTRY_LINE
-                problems.add(path, f"{partition}: {message}", line=line, field="offset")
+                problems.add(
+                    path,
+                    f"{partition}: {message}",
+                    line=line,
+                    position=_token_position(path, line, 2),
+                    field="offset",
+                )
 
 
 def _out_of_bounds(path: str, value: int, low: int, high: int) -> str | None:

@@ -26,6 +26,11 @@ their values compared with the partitions' ranges (:mod:`.verify_checkpoint`).
 A file given directly is checked alone (an index against its sibling ``.log``
 when there is one). Each file's checks are fenced: any exception becomes a
 problem line, never a traceback.
+
+A directory bearing the name of a file Kafka reads (an index, a snapshot, a
+checkpoint, ``partition.metadata``, ``meta.properties``, a segment) is a
+problem of its own (:mod:`.misplaced`), found in a walk and when given as a
+path.
 """
 
 from __future__ import annotations
@@ -42,7 +47,8 @@ from lethe_formats.storage.producer_snapshot import read_producer_snapshot
 
 from lethe_tools.inspect.kinds import FileInfo, Kind, classify
 from lethe_tools.inspect.mapped import mapped, read_small
-from lethe_tools.inspect.problems import Problems
+from lethe_tools.inspect.misplaced import misplaced_directory
+from lethe_tools.inspect.problems import WHOLE_FILE, Problems
 from lethe_tools.inspect.verify_checkpoint import (
     PartitionRange,
     check_offset_ranges,
@@ -73,11 +79,16 @@ def verify_paths(paths: Sequence[str], options: VerifyOptions, problems: Problem
     walker = _Walker(options, problems)
     for path in paths:
         if os.path.isdir(path):
-            walker.tree(path)
+            misplaced = misplaced_directory(path)
+            if misplaced is not None:
+                walker.checked += 1
+                problems.append(misplaced)
+            else:
+                walker.tree(path)
         elif os.path.exists(path):
             walker.single(path)
         else:
-            problems.add(path, "No such file or directory")
+            problems.add(path, "No such file or directory", position=0, field=WHOLE_FILE)
     return walker.checked
 
 
@@ -95,15 +106,25 @@ class _Walker:
         except FormatError as error:
             self.problems.error(error, path)
         except OSError as error:
-            self.problems.add(path, error.strerror or str(error))
+            self.problems.add(path, error.strerror or str(error), position=0, field=WHOLE_FILE)
         except Exception as error:
-            self.problems.add(path, f"unexpected {type(error).__name__}: {error} (a lethe bug)")
+            self.problems.add(
+                path,
+                f"unexpected {type(error).__name__}: {error} (a lethe bug)",
+                position=0,
+                field=WHOLE_FILE,
+            )
 
     # -- directories -----------------------------------------------------------
     def tree(self, root: str) -> None:
         ranges: dict[str, dict[str, PartitionRange]] = {}
         for directory, subdirs, names in os.walk(root, topdown=False):
             subdirs.sort()
+            for name in subdirs:
+                misplaced = misplaced_directory(_join(directory, name))
+                if misplaced is not None:
+                    self.checked += 1
+                    self.problems.append(misplaced)
             infos = {name: classify(name, strict=True) for name in sorted(names)}
             if any(info.kind in _SEGMENT_KINDS for info in infos.values()) or any(
                 info.kind is Kind.LEADER_EPOCH_CHECKPOINT for info in infos.values()
@@ -191,6 +212,8 @@ class _Walker:
                     path,
                     f"orphaned index: no {base:020d}.log in this directory (Kafka deletes it "
                     "at startup)",
+                    position=0,
+                    field="file name",
                 )
             self.fenced(path, self.index, path, kind, base, summary, next_base)
         snapshot = files.get(Kind.SNAPSHOT)
@@ -229,6 +252,7 @@ class _Walker:
                 path,
                 f"snapshot offset {offset} is beyond the log end offset {log_end} (Kafka deletes "
                 "such snapshots when it loads the log)",
+                position=0,
                 field="file name",
             )
 
@@ -254,7 +278,7 @@ class _Walker:
         info = classify(path)
         if info.kind is Kind.UNKNOWN:
             self.problems.add(
-                path, "not a file lethe verify knows (by its name)", field="file name"
+                path, "not a file lethe verify knows (by its name)", position=0, field="file name"
             )
             return
         self.fenced(path, lambda: self.file(path, info))

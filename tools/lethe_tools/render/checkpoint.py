@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lethe_formats.errors import printable
 from lethe_formats.storage.checkpoint import LeaderEpochCheckpoint, OffsetCheckpoint
 
 Checkpoint = OffsetCheckpoint | LeaderEpochCheckpoint
@@ -38,11 +39,11 @@ def checkpoint_kind_name(checkpoint: Checkpoint) -> str:
 
 def checkpoint_lines(path: str, checkpoint: Checkpoint) -> list[str]:
     if checkpoint.version is None:
-        return [f"{path} is empty."]
+        return [f"{printable(path)} is empty."]
     lines = [f"version: {checkpoint.version}", f"entries: {len(checkpoint.entries)}"]
     if isinstance(checkpoint, OffsetCheckpoint):
         lines += [
-            f"topic: {e.topic} partition: {e.partition} offset: {e.offset}"
+            f"topic: {printable(e.topic)} partition: {e.partition} offset: {e.offset}"
             for e in checkpoint.entries
         ]
     else:

@@ -34,7 +34,7 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
-from lethe_formats.errors import FormatError
+from lethe_formats.errors import FormatError, printable
 from lethe_formats.model import AbortedTxn, BatchHeader, ControlType, LegacyMessage, Record
 from lethe_formats.records.control import control_type, decode_end_txn_marker
 from lethe_formats.records.scan import ScannedEntry
@@ -44,6 +44,7 @@ from lethe_formats.storage.producer_snapshot import ProducerSnapshotEntry, kafka
 from lethe_tools.inspect.dump import DumpOptions, DumpReport
 from lethe_tools.inspect.kinds import FileInfo
 from lethe_tools.inspect.log_walk import LogWalk
+from lethe_tools.inspect.problems import Problem
 from lethe_tools.render.checkpoint import checkpoint_lines
 from lethe_tools.render.output import LineSink
 from lethe_tools.render.text import (
@@ -88,7 +89,7 @@ class TextDumpRenderer:
     def file_begin(self, path: str, info: FileInfo) -> None:
         del info
         self._path = path
-        self._out.line(f"Dumping {path}")
+        self._out.line(f"Dumping {printable(path)}")
 
     def file_error(self, path: str, message: str) -> None:
         del path
@@ -98,12 +99,13 @@ class TextDumpRenderer:
 
     def unknown(self, path: str) -> None:
         self._out.flush()
-        self._err.line(f"Ignoring unknown file {path}")
+        self._err.line(f"Ignoring unknown file {printable(path)}")
 
     # -- .log ----------------------------------------------------------------
     def log_begin(self, path: str, base_offset: int | None) -> None:
         if base_offset is None:
-            self.file_error(path, f"{path}: file name: no base offset before the first '.'")
+            problem = Problem(path, "no base offset before the first '.'", 0, "file name")
+            self.file_error(path, str(problem))
             return
         self._out.line(f"Log starting offset: {base_offset}")
 
@@ -140,19 +142,21 @@ class TextDumpRenderer:
 
     def on_error(self, error: FormatError) -> None:
         self._out.flush()
-        self._err.line(str(error.at(file=self._path)))
+        self._err.line(str(Problem.from_error(error, error.file or self._path)))
 
     def log_end(self, path: str, walk: LogWalk, limited: bool) -> None:
         if walk.stop_error is not None and not walk.torn_tail:
             self.on_error(walk.stop_error)
         if walk.trailing_bytes > 0 and not limited:
             name = os.path.basename(path)
-            self._out.line(f"Found {walk.trailing_bytes} invalid bytes at the end of {name}")
+            self._out.line(
+                f"Found {walk.trailing_bytes} invalid bytes at the end of {printable(name)}"
+            )
 
     # -- indexes and snapshots -------------------------------------------------
     def offset_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None:
         if not rows:
-            self._out.line(f"{path} is empty.")
+            self._out.line(f"{printable(path)} is empty.")
             return
         self._out.lines([f"offset: {offset} position: {position}" for offset, position in rows])
 
@@ -183,24 +187,24 @@ class TextDumpRenderer:
 
     def properties(self, path: str, items: Sequence[tuple[str, str]]) -> None:
         del path
-        self._out.lines([f"{key}: {value}" for key, value in items])
+        self._out.lines([f"{printable(key)}: {printable(value)}" for key, value in items])
 
     # -- end -------------------------------------------------------------------
     def finish(self, report: DumpReport) -> None:
         self._out.flush()
         lines: list[str] = []
         for path, mismatches in report.index_mismatches.items():
-            lines.append(f"Mismatches in :{path}")
+            lines.append(f"Mismatches in :{printable(path)}")
             lines += [f"  Index offset: {a}, log offset: {b}" for a, b in mismatches]
         for path, findings in report.time_index.items():
             if findings.mismatches:
-                lines.append(f"Found timestamp mismatch in :{path}")
+                lines.append(f"Found timestamp mismatch in :{printable(path)}")
                 lines += [
                     f"  Index timestamp: {a}, log timestamp: {b}" for a, b in findings.mismatches
                 ]
         for path, findings in report.time_index.items():
             if findings.out_of_order:
-                lines.append(f"Found out of order timestamp in :{path}")
+                lines.append(f"Found out of order timestamp in :{printable(path)}")
                 lines += [
                     f"  Index timestamp: {a}, Previously indexed timestamp: {b}"
                     for a, b in findings.out_of_order
@@ -212,7 +216,7 @@ class TextDumpRenderer:
                     f"Indexed offset: {a}, found log offset: {b}" for a, b in findings.not_found
                 ]
         for path, gaps in report.gaps.items():
-            lines.append(f"Non-consecutive offsets in {path}")
+            lines.append(f"Non-consecutive offsets in {printable(path)}")
             lines += [f"  {a} is followed by {b}" for a, b in reversed(gaps)]
         self._err.lines(lines)
         self._err.flush()

@@ -51,6 +51,7 @@ from lethe_formats.storage.producer_snapshot import ProducerSnapshotEntry
 from lethe_tools.inspect.dump import DumpOptions, DumpReport
 from lethe_tools.inspect.kinds import FileInfo
 from lethe_tools.inspect.log_walk import LogWalk
+from lethe_tools.inspect.problems import Problem
 from lethe_tools.render.checkpoint import checkpoint_json
 from lethe_tools.render.dump_text import control_suffix
 from lethe_tools.render.output import LineSink
@@ -218,7 +219,7 @@ class JsonDumpRenderer:
 
     def on_error(self, error: FormatError) -> None:
         self._out.flush()
-        self._err.line(str(error.at(file=self._path)))
+        self._err.line(str(Problem.from_error(error, error.file or self._path)))
 
     def log_end(self, path: str, walk: LogWalk, limited: bool) -> None:
         if walk.stop_error is not None and not walk.torn_tail:
