@@ -73,7 +73,9 @@ from lethe_formats.storage.kafka_uuid import ZERO_UUID as NO_TOPIC_ID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
 from lethe_reference.handlers import topic_access
+from lethe_reference.handlers.after_jobs import reply_after
 from lethe_reference.handlers.context import RequestContext
+from lethe_reference.handlers.controller_bounds import RecordBudget, check_partitions_per_request
 from lethe_reference.handlers.delete_partitions import UNDER_CHANGE
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.metadata import to_protocol_uuid
@@ -85,7 +87,9 @@ from lethe_reference.handlers.topic_creation import (
     plan_topic,
 )
 from lethe_reference.handlers.topic_deletion import DeletionError, resolve_deletions
+from lethe_reference.log_creation import LogCreation
 from lethe_reference.metadata import new_topic_id
+from lethe_reference.purgatory import Deferred
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
@@ -161,12 +165,13 @@ def _split_names(topics: tuple[CreatableTopic, ...]) -> tuple[list[CreatableTopi
 @handles(ApiKey.CREATE_TOPICS, error_response=_create_error)
 def create_topics(
     broker: Broker, ctx: RequestContext, request: CreateTopicsRequest
-) -> CreateTopicsResponse:
+) -> CreateTopicsResponse | Deferred[CreateTopicsResponse]:
     candidates, duplicates = _split_names(request.topics)
     allowed = [t for t in candidates if t.name != CLUSTER_METADATA_TOPIC]
     results: list[CreatableTopicResult] = []
     plans: list[TopicPlan] = []
     may_create = topic_access.creatable(broker, ctx, (t.name for t in allowed))
+    check_partitions_per_request(broker, (t for t in allowed if t.name in may_create))
     for topic in allowed:
         if topic.name not in may_create:
             code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
@@ -180,22 +185,27 @@ def create_topics(
     if sum(plan.records for plan in plans) > MAX_RECORDS_PER_USER_OP:
         raise error_for_code(ErrorCode.POLICY_VIOLATION, _TOO_LARGE)
     done = iter(plans)
+    jobs: list[LogCreation] = []
     for index, result in enumerate(results):
         if result.error_code == ErrorCode.NONE:
-            results[index] = _create(broker, next(done), request.validate_only)
+            results[index] = _create(broker, next(done), request.validate_only, jobs)
     results += [_failure(n, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for n in duplicates]
     if any(t.name == CLUSTER_METADATA_TOPIC for t in candidates):
         message = f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."
         results.append(_failure(CLUSTER_METADATA_TOPIC, ErrorCode.INVALID_REQUEST, message))
-    return CreateTopicsResponse(topics=tuple(results))
+    return reply_after(broker, jobs, CreateTopicsResponse(topics=tuple(results)))
 
 
-def _create(broker: Broker, plan: TopicPlan, validate_only: bool) -> CreatableTopicResult:
+def _create(
+    broker: Broker, plan: TopicPlan, validate_only: bool, jobs: list[LogCreation]
+) -> CreatableTopicResult:
+    """Register the topic; its logs are left to a job the response waits for."""
     if validate_only:
         return _success(broker, plan, new_topic_id())
-    info = broker.create_topic(
+    info, job = broker.begin_create_topic(
         plan.name, plan.partitions, plan.configs, replication_factor=plan.replication_factor
     )
+    jobs.append(job)
     return _success(broker, plan, info.topic_id)
 
 
@@ -272,8 +282,11 @@ def _partitions_error(
     )
 
 
-def _grow(broker: Broker, topic: CreatePartitionsTopic, validate_only: bool) -> None:
-    """``ReplicationControlManager.createPartitions`` for one topic; raises TopicError."""
+def _grow(
+    broker: Broker, topic: CreatePartitionsTopic, validate_only: bool, budget: RecordBudget
+) -> LogCreation | None:
+    """``ReplicationControlManager.createPartitions`` for one topic; raises TopicError.
+    The new logs are left to the returned job."""
     info = broker.metadata.get(topic.name)
     if info is None:
         raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
@@ -298,8 +311,11 @@ def _grow(broker: Broker, topic: CreatePartitionsTopic, validate_only: bool) -> 
             )
         for assignment in topic.assignments:
             _check_assignment(broker, assignment.broker_ids)
-    if not validate_only:
-        broker.create_partitions(topic.name, topic.count)
+    if not budget.take(additional):  # controller_bounds: Kafka's code, no message
+        raise TopicError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+    if validate_only:
+        return None
+    return broker.begin_create_partitions(topic.name, topic.count)[1]
 
 
 def _check_assignment(broker: Broker, replicas: tuple[int, ...]) -> None:
@@ -326,7 +342,7 @@ def _check_assignment(broker: Broker, replicas: tuple[int, ...]) -> None:
 @handles(ApiKey.CREATE_PARTITIONS, error_response=_partitions_error)
 def create_partitions(
     broker: Broker, ctx: RequestContext, request: CreatePartitionsRequest
-) -> CreatePartitionsResponse:
+) -> CreatePartitionsResponse | Deferred[CreatePartitionsResponse]:
     counts: dict[str, int] = {}
     for topic in request.topics:
         counts[topic.name] = counts.get(topic.name, 0) + 1
@@ -337,11 +353,14 @@ def create_partitions(
         for name, count in counts.items()
         if count > 1
     ]
+    budget = RecordBudget()
+    jobs: list[LogCreation] = []
     for topic in request.topics:
         if counts[topic.name] > 1:
             continue
         try:
-            _grow(broker, topic, request.validate_only)
+            job = _grow(broker, topic, request.validate_only, budget)
+            jobs.extend([] if job is None else [job])
             results.append(CreatePartitionsTopicResult(name=topic.name, error_code=ErrorCode.NONE))
         except TopicError as error:
             results.append(
@@ -349,4 +368,4 @@ def create_partitions(
                     name=topic.name, error_code=error.code, error_message=error.message
                 )
             )
-    return CreatePartitionsResponse(results=tuple(results))
+    return reply_after(broker, jobs, CreatePartitionsResponse(results=tuple(results)))
