@@ -33,11 +33,14 @@ the order Kafka builds them in before the shuffle (errors of the request's
 shape, then lookups, then deletions), which is one of the orders Kafka can send.
 
 CreatePartitions: duplicates first (INVALID_REQUEST ``Duplicate topic name.``),
-then per topic: unknown UNKNOWN_TOPIC_OR_PARTITION (no message), a count equal
-to the current one INVALID_PARTITIONS ``Topic already has N partition(s).``, a
-smaller one ``The topic T currently has N partition(s); M would not be an
-increase.`` (kafka-facts section 6: partitions are never removed), assignments
-that do not match the number of new partitions INVALID_REPLICA_ASSIGNMENT.
+then per topic, both in the iteration order of the Java HashSets Kafka collects
+the names in (:mod:`.java_order`; it decides which topic meets the 10,000-record
+bound of :mod:`.controller_bounds` first): unknown UNKNOWN_TOPIC_OR_PARTITION
+(no message), a count equal to the current one INVALID_PARTITIONS ``Topic
+already has N partition(s).``, a smaller one ``The topic T currently has N
+partition(s); M would not be an increase.`` (kafka-facts section 6: partitions
+are never removed), assignments that do not match the number of new partitions
+INVALID_REPLICA_ASSIGNMENT.
 KIP-694: a topic whose partitions are pending deletion gets INVALID_PARTITIONS
 "... is currently under changes" until the deletion completes (catalog
 KIP694-ERR-5); the count check above is unchanged (KIP694-ERR-8).
@@ -78,6 +81,7 @@ from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.controller_bounds import RecordBudget, check_partitions_per_request
 from lethe_reference.handlers.delete_partitions import UNDER_CHANGE
 from lethe_reference.handlers.dispatch import handles
+from lethe_reference.handlers.java_order import java_hash_set_order
 from lethe_reference.handlers.metadata import to_protocol_uuid
 from lethe_reference.handlers.topic_creation import (
     MAX_RECORDS_PER_USER_OP,
@@ -343,21 +347,23 @@ def _check_assignment(broker: Broker, replicas: tuple[int, ...]) -> None:
 def create_partitions(
     broker: Broker, ctx: RequestContext, request: CreatePartitionsRequest
 ) -> CreatePartitionsResponse | Deferred[CreatePartitionsResponse]:
-    counts: dict[str, int] = {}
+    seen: set[str] = set()
+    repeated: list[str] = []  # in the order the second mention is met
     for topic in request.topics:
-        counts[topic.name] = counts.get(topic.name, 0) + 1
+        if topic.name in seen:
+            repeated.append(topic.name)
+        seen.add(topic.name)
     results = [
         CreatePartitionsTopicResult(
             name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name."
         )
-        for name, count in counts.items()
-        if count > 1
+        for name in java_hash_set_order(repeated)
     ]
+    by_name = {topic.name: topic for topic in reversed(request.topics)}  # the first mention
     budget = RecordBudget()
     jobs: list[LogCreation] = []
-    for topic in request.topics:
-        if counts[topic.name] > 1:
-            continue
+    for name in java_hash_set_order((t.name for t in request.topics), removed=set(repeated)):
+        topic = by_name[name]
         try:
             job = _grow(broker, topic, request.validate_only, budget)
             jobs.extend([] if job is None else [job])

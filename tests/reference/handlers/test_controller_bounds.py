@@ -35,6 +35,7 @@ from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_reference.broker import Broker
 from lethe_reference.config import BrokerConfig
 from lethe_reference.handlers.after_jobs import INLINE_LOGS
+from lethe_reference.handlers.java_order import java_hash_set_order
 from lethe_reference.protocol.loopback import LoopbackClient
 
 TOO_MANY = "Excessively large number of partitions per request."
@@ -108,17 +109,47 @@ def test_create_partitions_over_the_record_bound_fails_and_changes_nothing(tmp_p
 
 def test_create_partitions_shares_one_budget_in_request_order(tmp_path: Path) -> None:
     broker = broker_at(tmp_path)
-    for name in ("a", "b", "c"):
+    for name in ("va", "vb", "vc"):
         broker.create_topic(name, 1)
-    request = grow(("a", 6_001), ("missing", 5), ("b", 6_001), ("c", 2), validate_only=True)
-    answer = LoopbackClient(broker).call(request, CreatePartitionsResponse, 3)
+    rows = [("va", 6_001), ("missing", 5), ("vb", 6_001), ("vc", 2)]
+    answer = LoopbackClient(broker).call(
+        grow(*rows, validate_only=True), CreatePartitionsResponse, 3
+    )
+    # Kafka 4.0.0's answer to this very request (HashSet order, then the shared budget)
     assert results(answer) == [
-        ("a", ErrorCode.NONE, None),
         ("missing", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None),
-        ("b", ErrorCode.UNKNOWN_SERVER_ERROR, None),  # overflows the 10,000 records
-        ("c", ErrorCode.UNKNOWN_SERVER_ERROR, None),  # Kafka's list is full from then on
+        ("va", ErrorCode.NONE, None),
+        ("vb", ErrorCode.UNKNOWN_SERVER_ERROR, None),  # overflows the 10,000 records
+        ("vc", ErrorCode.UNKNOWN_SERVER_ERROR, None),  # Kafka's list is full from then on
     ]
-    assert [broker.metadata.get(n).partitions for n in "abc"] == [1, 1, 1]
+    assert [broker.metadata.get(n).partitions for n in ("va", "vb", "vc")] == [1, 1, 1]
+
+
+def test_duplicates_and_topics_come_in_kafkas_hash_set_order(tmp_path: Path) -> None:
+    broker = broker_at(tmp_path)
+    for name in ("same", "less", "more"):
+        broker.create_topic(name, 3)
+    broker.create_partitions("more", 5)
+    rows = [("same", 4), ("dup", 2), ("less", 4), ("dup", 3), ("same", 9), ("more", 5)]
+    answer = LoopbackClient(broker).call(
+        grow(*rows, validate_only=True), CreatePartitionsResponse, 3
+    )
+    assert results(answer) == [  # Kafka 4.0.0's answer to this very request
+        ("same", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        ("dup", ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+        ("more", ErrorCode.INVALID_PARTITIONS, "Topic already has 5 partition(s)."),
+        ("less", ErrorCode.NONE, None),
+    ]
+
+
+def test_exactly_10000_new_partitions_fit(tmp_path: Path) -> None:
+    broker = broker_at(tmp_path)
+    broker.create_topic("va", 1)
+    client = LoopbackClient(broker)
+    fits = client.call(grow(("va", 10_001), validate_only=True), CreatePartitionsResponse, 3)
+    over = client.call(grow(("va", 10_002), validate_only=True), CreatePartitionsResponse, 3)
+    assert results(fits) == [("va", ErrorCode.NONE, None)]
+    assert results(over) == [("va", ErrorCode.UNKNOWN_SERVER_ERROR, None)]
 
 
 def test_a_large_creation_runs_in_slices_while_others_are_served(tmp_path: Path) -> None:
@@ -167,3 +198,21 @@ def test_a_restart_creates_the_logs_an_interrupted_job_left(tmp_path: Path) -> N
     again = broker_at(tmp_path)
     assert again.metadata.get("big").partitions == 40
     assert dirs(again, "big") == 40
+
+
+def test_java_hash_set_order_matches_the_jdk() -> None:
+    # HashSet iteration orders printed by JDK 17 (jshell: new HashSet<>(List.of(...))
+    # built by add() in the order given)
+    assert java_hash_set_order(["va", "missing", "vb", "vc"]) == ["missing", "va", "vb", "vc"]
+    grown = [f"t{i}" for i in range(20)]  # 20 names: the table grew to 32 bins
+    assert ",".join(java_hash_set_order(grown)) == (
+        "t4,t5,t6,t7,t8,t9,t10,t12,t11,t14,t13,t16,t15,t18,t17,t0,t1,t19,t2,t3"
+    )
+    mixed = ["orders", "payments", "a", "b", "zz", "topic-1", "topic-10", "topic-2", "Ünïcode"]
+    assert ",".join(java_hash_set_order([*mixed, "x.y"])) == (
+        "zz,a,b,x.y,payments,orders,topic-1,topic-2,Ünïcode,topic-10"
+    )
+    removed = java_hash_set_order([f"topic-{i}" for i in range(13)], {"topic-3", "topic-11"})
+    assert ",".join(removed) == (
+        "topic-6,topic-7,topic-8,topic-9,topic-0,topic-1,topic-2,topic-10,topic-4,topic-5,topic-12"
+    )
