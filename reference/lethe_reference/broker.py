@@ -146,6 +146,7 @@ class Broker:
             settings_for=self.log_config,
             file_delete_delay_ms=self.config.get_int("log.segment.delete.delay.ms"),
             durable=self.durable,
+            shutdown_threads=self.config.get_int("num.recovery.threads.per.data.dir"),
         )
         self.log_manager.min_committed_offsets = lambda: committed_offsets_of(self)  # KIP-68
         self.cleaner = LogCleaner(self.log_manager, self.config)

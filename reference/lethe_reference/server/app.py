@@ -19,10 +19,14 @@ two threads:
   request can make work due sooner (a Fetch that waits, a segment deleted).
   With a manual clock nothing becomes due by waiting; whoever advances the
   clock runs the due work (``EmbeddedBroker.advance``);
-* :meth:`BrokerServer.stop` closes the listener, answers parked requests
-  (expiring the purgatories), lets the connections drain their output for a
-  moment, closes them, and shuts the broker down cleanly (flush, checkpoints,
-  ``.kafka_cleanshutdown``).
+* long operations (the logs of thousands of new partitions) are background
+  jobs of the broker: the timer runs one small slice of them per turn while
+  any is pending and yields between slices, so the other connections and the
+  signal handlers are served throughout (:mod:`lethe_reference.background`);
+* :meth:`BrokerServer.stop` drops pending background jobs, closes the
+  listener, answers parked requests (expiring the purgatories), lets the
+  connections drain their output for a moment, closes them, and shuts the
+  broker down cleanly (flush, checkpoints, ``.kafka_cleanshutdown``).
 
 Listeners. The main listener (``host:port``) is PLAINTEXT. ``extra_listeners``
 adds more sockets, each with its :class:`~lethe_reference.protocol.listeners.ListenerSecurity`
@@ -192,6 +196,9 @@ class BrokerServer:
             return
         self._stopping = True
         _log.info(_kv(event="stopping", port=self.port))
+        # long jobs end now, not after their last slice; the registry is committed and
+        # the next startup creates the logs they left (lethe_reference.background)
+        self.broker.background.abandon()
         if self._server is not None:
             self._server.close()
         for extra in self._extra_servers:
