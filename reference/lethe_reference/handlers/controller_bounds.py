@@ -28,7 +28,7 @@ Measured on Kafka 4.0.0 (growing a 1-partition topic to 20,000 partitions):
 the response is UNKNOWN_SERVER_ERROR with a null message, and the topic then
 has 10,001 partitions: Kafka commits the 10,000 records that fit before the
 overflow although it reported a failure. lethe answers the same bytes but
-changes nothing for the failed topic (catalog decision BOUNDS-2): a client
+changes nothing for the failed topic (catalog KIP694-ERR-9): a client
 told "failed" must not find half an operation done, and the reference broker
 must not make a partial commit look like conformant behaviour.
 """
