@@ -288,26 +288,18 @@ class Broker:
         """Register ``name`` and create its partition logs now (validation is the caller's);
         in an in-process cluster the other brokers learn it and the controller places
         ``replication_factor`` replicas of each partition."""
-        info, job = self.begin_create_topic(
-            name, partitions, configs, topic_id=topic_id, replication_factor=replication_factor
-        )
+        wanted = TopicInfo(name, topic_id or new_topic_id(), partitions, dict(configs or {}))
+        info, job = self.begin_create_topic(wanted, replication_factor)
         self.background.finish(job)
         return info
 
     def begin_create_topic(
-        self,
-        name: str,
-        partitions: int,
-        configs: dict[str, str] | None = None,
-        *,
-        topic_id: KafkaUuid | None = None,
-        replication_factor: int = 1,
+        self, wanted: TopicInfo, replication_factor: int = 1
     ) -> tuple[TopicInfo, LogCreation]:
-        """Register ``name`` at once; its logs are created by the returned job, queued
+        """Register ``wanted`` at once; its logs are created by the returned job, queued
         on :attr:`background` (:mod:`.log_creation`)."""
-        info = self.metadata.add(
-            TopicInfo(name, topic_id or new_topic_id(), partitions, dict(configs or {}))
-        )
+        info = self.metadata.add(wanted)
+        name, partitions = info.name, info.partitions
 
         def finish() -> None:
             _log.info("created topic %s (%s) with %d partitions", name, info.topic_id, partitions)

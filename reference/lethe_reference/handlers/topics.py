@@ -92,7 +92,7 @@ from lethe_reference.handlers.topic_creation import (
 )
 from lethe_reference.handlers.topic_deletion import DeletionError, resolve_deletions
 from lethe_reference.log_creation import LogCreation
-from lethe_reference.metadata import new_topic_id
+from lethe_reference.metadata import TopicInfo, new_topic_id
 from lethe_reference.purgatory import Deferred
 
 if TYPE_CHECKING:
@@ -206,9 +206,8 @@ def _create(
     """Register the topic; its logs are left to a job the response waits for."""
     if validate_only:
         return _success(broker, plan, new_topic_id())
-    info, job = broker.begin_create_topic(
-        plan.name, plan.partitions, plan.configs, replication_factor=plan.replication_factor
-    )
+    wanted = TopicInfo(plan.name, new_topic_id(), plan.partitions, dict(plan.configs))
+    info, job = broker.begin_create_topic(wanted, plan.replication_factor)
     jobs.append(job)
     return _success(broker, plan, info.topic_id)
 
