@@ -314,8 +314,7 @@ class Broker:
         info = self.metadata.remove(name)
         if info is None:
             return None
-        for partition in range(info.partitions):
-            self.log_manager.delete_log(name, partition)
+        self.log_manager.delete_logs(name, range(info.partitions))
         self._dir_deletions.append(self.clock.now_ms() + self.log_manager.file_delete_delay_ms)
         _log.info("deleted topic %s (%s)", name, info.topic_id)
         cluster_event(self, "topic_deleted", info)
