@@ -33,6 +33,7 @@ from lethe_formats.protocol.messages.produce import (
 )
 from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_reference.broker import Broker
+from lethe_reference.clock import ManualClock
 from lethe_reference.config import BrokerConfig
 from lethe_reference.handlers.after_jobs import INLINE_LOGS
 from lethe_reference.handlers.java_order import java_hash_set_order
@@ -43,7 +44,8 @@ TOO_LARGE = "Unable to perform excessively large batch operation."
 
 
 def broker_at(tmp_path: Path, **static: str) -> Broker:
-    broker = Broker(tmp_path / "logs", config=BrokerConfig(static), durable=False)
+    clock = ManualClock(1_700_000_000_000)  # next_due_ms is compared with now
+    broker = Broker(tmp_path / "logs", config=BrokerConfig(static), clock=clock, durable=False)
     broker.startup()
     return broker
 
