@@ -43,6 +43,13 @@ the others start one period after startup. Deleting ``.deleted`` segment files
 and ``-delete`` directories is due ``file.delete.delay.ms`` after each
 deletion; :meth:`next_due_ms` includes those times and :meth:`run_due` performs
 them, which stands for Kafka's one-shot ``delete-file`` tasks.
+
+Long operations (the logs of thousands of new partitions) are jobs on
+:attr:`Broker.background` (:mod:`lethe_reference.background`): the registry is
+committed at once, :meth:`run_due` advances the jobs a small slice per call and
+:meth:`next_due_ms` is "now" while any is pending, so the driver interleaves
+them with other requests. ``create_topic``/``create_partitions`` still finish
+their logs before returning; the handlers use the ``begin_*`` variants.
 """
 
 from __future__ import annotations
@@ -56,12 +63,14 @@ from lethe_formats.storage.kafka_uuid import KafkaUuid
 from lethe_formats.storage.meta_properties import MetaProperties
 
 from lethe_reference import faults
+from lethe_reference.background import BackgroundWork
 from lethe_reference.cleaner import LogCleaner
 from lethe_reference.clock import Clock, SystemClock
 from lethe_reference.cluster import group_runtime
 from lethe_reference.cluster.membership import cluster_event
 from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
 from lethe_reference.injected_failures import raise_if_replica_deletion_error
+from lethe_reference.log_creation import LogCreation
 from lethe_reference.metadata import METADATA_FILE, TopicInfo, TopicRegistry, new_topic_id
 from lethe_reference.partitions import deletion as partition_deletion
 from lethe_reference.purgatory import Purgatory
@@ -119,6 +128,8 @@ class Broker:
     cleaner: LogCleaner = field(init=False)
     metadata: TopicRegistry = field(init=False)
     purgatories: Purgatories = field(init=False)
+    #: long operations run a slice at a time by :meth:`run_due` (:mod:`.background`)
+    background: BackgroundWork = field(init=False)
     started: bool = field(default=False, init=False)
     extensions: dict[str, Any] = field(default_factory=dict, init=False)
     _dir_deletions: list[int] = field(default_factory=list, init=False, repr=False)
@@ -129,6 +140,7 @@ class Broker:
             self.node_id = self.config.node_id if self.config.node_id >= 0 else DEFAULT_NODE_ID
         faults.bind(self.log_dir, self.config)  # deliberate faults, off unless lethe.faults
         self.scheduler = Scheduler(self.clock)
+        self.background = BackgroundWork()
         self.metadata = TopicRegistry(self.log_dir / METADATA_FILE)
         self.log_manager = LogManager(
             self.log_dir,
@@ -137,6 +149,7 @@ class Broker:
             file_delete_delay_ms=self.config.get_int("log.segment.delete.delay.ms"),
             durable=self.durable,
             producer_id_expiration_ms=self.config.get_int("producer.id.expiration.ms"),
+            shutdown_threads=self.config.get_int("num.recovery.threads.per.data.dir"),
         )
         self.log_manager.min_committed_offsets = lambda: committed_offsets_of(self)  # KIP-68
         self.cleaner = LogCleaner(self.log_manager, self.config)
@@ -182,6 +195,7 @@ class Broker:
         """Answer parked requests, stop the tasks, flush and checkpoint the logs."""
         if not self.started:
             return
+        self.background.abandon()  # the metadata is committed: startup finishes the logs
         for purgatory in self.purgatories.all():
             purgatory.expire_all()
         group_runtime.shutdown(self)  # parked joins/syncs get NOT_COORDINATOR, as on unload
@@ -253,6 +267,7 @@ class Broker:
             self.scheduler.next_due_ms(),
             self.log_manager.pending.next_due_ms(),
             min(self._dir_deletions, default=None),
+            self.clock.now_ms() if self.background.pending else None,
         ]
         due = [c for c in candidates if c is not None]
         return min(due) if due else None
@@ -260,6 +275,8 @@ class Broker:
     def run_due(self) -> list[str]:
         """Run every task due now; returns their names (file deletion included)."""
         ran = self.scheduler.run_due()
+        if self.background.run():
+            ran.append("background")
         if self.log_manager.delete_due_files():
             ran.append("delete-file")
         now = self.clock.now_ms()
@@ -285,25 +302,36 @@ class Broker:
         topic_id: KafkaUuid | None = None,
         replication_factor: int = 1,
     ) -> TopicInfo:
-        """Register ``name`` and create its partition logs (validation is the caller's);
+        """Register ``name`` and create its partition logs now (validation is the caller's);
         in an in-process cluster the other brokers learn it and the controller places
         ``replication_factor`` replicas of each partition."""
-        info = self.metadata.add(
-            TopicInfo(name, topic_id or new_topic_id(), partitions, dict(configs or {}))
-        )
-        for partition in range(partitions):
-            self.log_manager.create_log(name, partition, topic_id=info.topic_id)
-        _log.info("created topic %s (%s) with %d partitions", name, info.topic_id, partitions)
-        cluster_event(self, "topic_created", info, replication_factor)
+        wanted = TopicInfo(name, topic_id or new_topic_id(), partitions, dict(configs or {}))
+        info, job = self.begin_create_topic(wanted, replication_factor)
+        self.background.finish(job)
         return info
+
+    def begin_create_topic(
+        self, wanted: TopicInfo, replication_factor: int = 1
+    ) -> tuple[TopicInfo, LogCreation]:
+        """Register ``wanted`` at once; its logs are created by the returned job, queued
+        on :attr:`background` (:mod:`.log_creation`)."""
+        info = self.metadata.add(wanted)
+        name, partitions = info.name, info.partitions
+
+        def finish() -> None:
+            _log.info("created topic %s (%s) with %d partitions", name, info.topic_id, partitions)
+            cluster_event(self, "topic_created", info, replication_factor)
+
+        job = LogCreation(self, name, info.topic_id, range(partitions), on_finish=finish)
+        self.background.submit(job)
+        return info, job
 
     def delete_topic(self, name: str) -> TopicInfo | None:
         """Unregister ``name``; its partition directories are renamed ``-delete``."""
         info = self.metadata.remove(name)
         if info is None:
             return None
-        for partition in range(info.partitions):
-            self.log_manager.delete_log(name, partition)
+        self.log_manager.delete_logs(name, range(info.partitions))
         self._dir_deletions.append(self.clock.now_ms() + self.log_manager.file_delete_delay_ms)
         _log.info("deleted topic %s (%s)", name, info.topic_id)
         cluster_event(self, "topic_deleted", info)
@@ -325,12 +353,25 @@ class Broker:
             raise failed  # the reduction stays pending; the next check retries (KIP694-DEL-7)
 
     def create_partitions(self, name: str, count: int) -> TopicInfo:
-        """Grow ``name`` to ``count`` partitions (the caller checked it is an increase)."""
-        info = self.metadata.set_partitions(name, count)
-        for partition in range(count):
-            self.log_manager.create_log(name, partition, topic_id=info.topic_id)
-        cluster_event(self, "partitions_created", info)
+        """Grow ``name`` to ``count`` partitions now (the caller checked it is an increase)."""
+        info, job = self.begin_create_partitions(name, count)
+        self.background.finish(job)
         return info
+
+    def begin_create_partitions(self, name: str, count: int) -> tuple[TopicInfo, LogCreation]:
+        """Register the new count at once; the new logs are created by the returned job."""
+        current = self.metadata.get(name)
+        before = 0 if current is None else current.partitions
+        info = self.metadata.set_partitions(name, count)
+        job = LogCreation(
+            self,
+            name,
+            info.topic_id,
+            range(min(before, count), count),
+            on_finish=lambda: cluster_event(self, "partitions_created", info),
+        )
+        self.background.submit(job)
+        return info, job
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> TopicInfo:
         """Replace the overrides of ``name``; its logs see the new LogConfig at once."""

@@ -19,7 +19,8 @@ data.dir`` 2, ``log.message.timestamp.after.max.ms`` 3600000.
 :data:`DYNAMIC_BROKER_CONFIGS` are the names IncrementalAlterConfigs/AlterConfigs
 may change on a BROKER resource (``DynamicBrokerConfig.AllDynamicConfigs``, the
 part the reference broker implements): the first broker synonym of every topic
-config, the reconfigurable cleaner settings, thread pools and
+config, the reconfigurable cleaner settings, thread pools, the connection
+quotas (``max.connections``, ``max.connections.per.ip[.overrides]``) and
 ``producer.id.expiration.ms``.
 """
 
@@ -51,6 +52,7 @@ _B, _S, _I, _SH, _L, _D, _LIST = (
 )
 _at_least = Range.at_least
 _DOUBLE_MAX = 1.7976931348623157e308
+_INT_MAX = 2**31 - 1
 _PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 _SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
@@ -71,6 +73,11 @@ _SERVER = [
     ConfigKey("socket.receive.buffer.bytes", _I, 100 * 1024),
     ConfigKey("socket.request.max.bytes", _I, 100 * 1024 * 1024, _at_least(1)),
     ConfigKey("socket.listen.backlog.size", _I, 50, _at_least(1)),
+    ConfigKey("max.connections.per.ip", _I, _INT_MAX, _at_least(0)),
+    ConfigKey("max.connections.per.ip.overrides", _S, ""),
+    ConfigKey("max.connections", _I, _INT_MAX, _at_least(0)),
+    ConfigKey("queued.max.requests", _I, 500, _at_least(1)),
+    ConfigKey("queued.max.request.bytes", _L, -1),
     ConfigKey("connections.max.idle.ms", _L, 10 * 60 * 1000),
     ConfigKey("request.timeout.ms", _I, 30000),
     ConfigKey("message.max.bytes", _I, 1024 * 1024 + 12, _at_least(0)),
@@ -188,11 +195,18 @@ _CLEANER_RECONFIGURABLE = {
     "log.cleaner.backoff.ms",
 }
 _THREAD_POOLS = {"num.io.threads", "num.network.threads", "background.threads"}
+#: ``DynamicConnectionQuota.ReconfigurableConfigs`` (the rate limit is not modelled)
+_CONNECTION_QUOTAS = {
+    "max.connections",
+    "max.connections.per.ip",
+    "max.connections.per.ip.overrides",
+}
 
 DYNAMIC_BROKER_CONFIGS: frozenset[str] = frozenset(
     {synonyms[0].name for synonyms in TOPIC_SYNONYMS.values()}
     | _CLEANER_RECONFIGURABLE
     | _THREAD_POOLS
+    | _CONNECTION_QUOTAS
     | {"num.recovery.threads.per.data.dir", "producer.id.expiration.ms"}
 )
 

@@ -35,11 +35,14 @@ the order Kafka builds them in before the shuffle (errors of the request's
 shape, then lookups, then deletions), which is one of the orders Kafka can send.
 
 CreatePartitions: duplicates first (INVALID_REQUEST ``Duplicate topic name.``),
-then per topic: unknown UNKNOWN_TOPIC_OR_PARTITION (no message), a count equal
-to the current one INVALID_PARTITIONS ``Topic already has N partition(s).``, a
-smaller one ``The topic T currently has N partition(s); M would not be an
-increase.`` (kafka-facts section 6: partitions are never removed), assignments
-that do not match the number of new partitions INVALID_REPLICA_ASSIGNMENT.
+then per topic, both in the iteration order of the Java HashSets Kafka collects
+the names in (:mod:`.java_order`; it decides which topic meets the 10,000-record
+bound of :mod:`.controller_bounds` first): unknown UNKNOWN_TOPIC_OR_PARTITION
+(no message), a count equal to the current one INVALID_PARTITIONS ``Topic
+already has N partition(s).``, a smaller one ``The topic T currently has N
+partition(s); M would not be an increase.`` (kafka-facts section 6: partitions
+are never removed), assignments that do not match the number of new partitions
+INVALID_REPLICA_ASSIGNMENT.
 KIP-694: a topic whose partitions are pending deletion gets INVALID_PARTITIONS
 "... is currently under changes" until the deletion completes (catalog
 KIP694-ERR-5); the count check above is unchanged (KIP694-ERR-8).
@@ -75,9 +78,12 @@ from lethe_formats.protocol.schema import ZERO_UUID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
 from lethe_reference.handlers import topic_access
+from lethe_reference.handlers.after_jobs import reply_after
 from lethe_reference.handlers.context import RequestContext
+from lethe_reference.handlers.controller_bounds import RecordBudget, check_partitions_per_request
 from lethe_reference.handlers.delete_partitions import UNDER_CHANGE
 from lethe_reference.handlers.dispatch import handles
+from lethe_reference.handlers.java_order import java_hash_set_order
 from lethe_reference.handlers.metadata import to_protocol_uuid
 from lethe_reference.handlers.topic_creation import (
     MAX_RECORDS_PER_USER_OP,
@@ -87,7 +93,9 @@ from lethe_reference.handlers.topic_creation import (
     plan_topic,
 )
 from lethe_reference.handlers.topic_deletion import resolve_deletions
-from lethe_reference.metadata import new_topic_id
+from lethe_reference.log_creation import LogCreation
+from lethe_reference.metadata import TopicInfo, new_topic_id
+from lethe_reference.purgatory import Deferred
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
@@ -163,13 +171,14 @@ def _split_names(topics: tuple[CreatableTopic, ...]) -> tuple[list[CreatableTopi
 @handles(ApiKey.CREATE_TOPICS, error_response=_create_error)
 def create_topics(
     broker: Broker, ctx: RequestContext, request: CreateTopicsRequest
-) -> CreateTopicsResponse:
+) -> CreateTopicsResponse | Deferred[CreateTopicsResponse]:
     candidates, duplicates = _split_names(request.topics)
     allowed = [t for t in candidates if t.name != CLUSTER_METADATA_TOPIC]
     results: list[CreatableTopicResult] = []
     plans: list[TopicPlan] = []
     may_create = topic_access.creatable(broker, ctx, (t.name for t in allowed))
     denied = [t.name for t in allowed if t.name not in may_create]
+    check_partitions_per_request(broker, (t for t in allowed if t.name in may_create))
     for topic in allowed:
         if topic.name not in may_create:
             continue
@@ -181,9 +190,10 @@ def create_topics(
     if sum(plan.records for plan in plans) > MAX_RECORDS_PER_USER_OP:
         raise error_for_code(ErrorCode.POLICY_VIOLATION, _TOO_LARGE)
     done = iter(plans)
+    jobs: list[LogCreation] = []
     for index, result in enumerate(results):
         if result.error_code == ErrorCode.NONE:
-            created = _create(broker, next(done), request.validate_only)
+            created = _create(broker, next(done), request.validate_only, jobs)
             if not topic_access.configs_visible(broker, ctx, created.name):
                 created = _configs_hidden(created)
             results[index] = created
@@ -193,7 +203,7 @@ def create_topics(
         results.append(_failure(CLUSTER_METADATA_TOPIC, ErrorCode.INVALID_REQUEST, message))
     refused = ErrorCode.TOPIC_AUTHORIZATION_FAILED
     results += [_failure(n, refused, topic_access.CREATE_DENIED) for n in denied]
-    return CreateTopicsResponse(topics=tuple(results))
+    return reply_after(broker, jobs, CreateTopicsResponse(topics=tuple(results)))
 
 
 def _configs_hidden(result: CreatableTopicResult) -> CreatableTopicResult:
@@ -207,12 +217,15 @@ def _configs_hidden(result: CreatableTopicResult) -> CreatableTopicResult:
     )
 
 
-def _create(broker: Broker, plan: TopicPlan, validate_only: bool) -> CreatableTopicResult:
+def _create(
+    broker: Broker, plan: TopicPlan, validate_only: bool, jobs: list[LogCreation]
+) -> CreatableTopicResult:
+    """Register the topic; its logs are left to a job the response waits for."""
     if validate_only:
         return _success(broker, plan, new_topic_id())
-    info = broker.create_topic(
-        plan.name, plan.partitions, plan.configs, replication_factor=plan.replication_factor
-    )
+    wanted = TopicInfo(plan.name, new_topic_id(), plan.partitions, dict(plan.configs))
+    info, job = broker.begin_create_topic(wanted, plan.replication_factor)
+    jobs.append(job)
     return _success(broker, plan, info.topic_id)
 
 
@@ -276,8 +289,11 @@ def _partitions_error(
     )
 
 
-def _grow(broker: Broker, topic: CreatePartitionsTopic, validate_only: bool) -> None:
-    """``ReplicationControlManager.createPartitions`` for one topic; raises TopicError."""
+def _grow(
+    broker: Broker, topic: CreatePartitionsTopic, validate_only: bool, budget: RecordBudget
+) -> LogCreation | None:
+    """``ReplicationControlManager.createPartitions`` for one topic; raises TopicError.
+    The new logs are left to the returned job."""
     info = broker.metadata.get(topic.name)
     if info is None:
         raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
@@ -302,8 +318,11 @@ def _grow(broker: Broker, topic: CreatePartitionsTopic, validate_only: bool) -> 
             )
         for assignment in topic.assignments:
             _check_assignment(broker, assignment.broker_ids)
-    if not validate_only:
-        broker.create_partitions(topic.name, topic.count)
+    if not budget.take(additional):  # controller_bounds: Kafka's code, no message
+        raise TopicError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+    if validate_only:
+        return None
+    return broker.begin_create_partitions(topic.name, topic.count)[1]
 
 
 def _check_assignment(broker: Broker, replicas: tuple[int, ...]) -> None:
@@ -330,29 +349,34 @@ def _check_assignment(broker: Broker, replicas: tuple[int, ...]) -> None:
 @handles(ApiKey.CREATE_PARTITIONS, error_response=_partitions_error)
 def create_partitions(
     broker: Broker, ctx: RequestContext, request: CreatePartitionsRequest
-) -> CreatePartitionsResponse:
-    counts: dict[str, int] = {}
+) -> CreatePartitionsResponse | Deferred[CreatePartitionsResponse]:
+    seen: set[str] = set()
+    repeated: list[str] = []  # in the order the second mention is met
     for topic in request.topics:
-        counts[topic.name] = counts.get(topic.name, 0) + 1
+        if topic.name in seen:
+            repeated.append(topic.name)
+        seen.add(topic.name)
     results = [
         CreatePartitionsTopicResult(
             name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name."
         )
-        for name, count in counts.items()
-        if count > 1
+        for name in java_hash_set_order(repeated)
     ]
-    allowed = []
-    for topic in request.topics:
-        if counts[topic.name] > 1:
-            continue
-        if topic_access.alterable(broker, ctx, topic.name):
-            allowed.append(topic)
+    by_name = {topic.name: topic for topic in reversed(request.topics)}  # the first mention
+    allowed: list[str] = []
+    for name in java_hash_set_order((t.name for t in request.topics), removed=set(repeated)):
+        if topic_access.alterable(broker, ctx, name):
+            allowed.append(name)
         else:
             denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            results.append(CreatePartitionsTopicResult(name=topic.name, error_code=denied))
-    for topic in allowed:
+            results.append(CreatePartitionsTopicResult(name=name, error_code=denied))
+    budget = RecordBudget()
+    jobs: list[LogCreation] = []
+    for name in allowed:
+        topic = by_name[name]
         try:
-            _grow(broker, topic, request.validate_only)
+            job = _grow(broker, topic, request.validate_only, budget)
+            jobs.extend([] if job is None else [job])
             results.append(CreatePartitionsTopicResult(name=topic.name, error_code=ErrorCode.NONE))
         except TopicError as error:
             results.append(
@@ -360,4 +384,4 @@ def create_partitions(
                     name=topic.name, error_code=error.code, error_message=error.message
                 )
             )
-    return CreatePartitionsResponse(results=tuple(results))
+    return reply_after(broker, jobs, CreatePartitionsResponse(results=tuple(results)))

@@ -139,6 +139,11 @@ class BrokerConnection:
         return self.state in (ConnectionState.ERROR, ConnectionState.CLOSED)
 
     @property
+    def buffered(self) -> int:
+        """Bytes received and not yet taken as a request (``queued.max.request.bytes``)."""
+        return self._frames.buffered
+
+    @property
     def in_flight(self) -> RequestContext | None:
         return None if self._in_flight is None else self._in_flight[0]
 

@@ -104,6 +104,17 @@ class BrokerSession:
     def connection_id(self) -> int:
         return self.connection.connection_id
 
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes received and not handled yet (:mod:`.quotas`)."""
+        return self.connection.buffered
+
+    @property
+    def wants_data(self) -> bool:
+        """False while a response is deferred: the connection is muted, as Kafka
+        mutes a channel with a request in flight, so its socket is not read."""
+        return not self.closed and self.connection.in_flight is None
+
     def receive_data(self, data: bytes) -> None:
         """Bytes from the peer (``b""``: it closed); runs whatever became complete."""
         if self.closed:

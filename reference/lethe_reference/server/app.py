@@ -19,10 +19,14 @@ two threads:
   request can make work due sooner (a Fetch that waits, a segment deleted).
   With a manual clock nothing becomes due by waiting; whoever advances the
   clock runs the due work (``EmbeddedBroker.advance``);
-* :meth:`BrokerServer.stop` closes the listener, answers parked requests
-  (expiring the purgatories), lets the connections drain their output for a
-  moment, closes them, and shuts the broker down cleanly (flush, checkpoints,
-  ``.kafka_cleanshutdown``).
+* long operations (the logs of thousands of new partitions) are background
+  jobs of the broker: the timer runs one small slice of them per turn while
+  any is pending and yields between slices, so the other connections and the
+  signal handlers are served throughout (:mod:`lethe_reference.background`);
+* :meth:`BrokerServer.stop` drops pending background jobs, closes the
+  listener, answers parked requests (expiring the purgatories), lets the
+  connections drain their output for a moment, closes them, and shuts the
+  broker down cleanly (flush, checkpoints, ``.kafka_cleanshutdown``).
 
 Listeners. The main listener (``host:port``) is PLAINTEXT. ``extra_listeners``
 adds more sockets, each with its :class:`~lethe_reference.protocol.listeners.ListenerSecurity`
@@ -46,6 +50,7 @@ from collections.abc import Sequence
 from lethe_reference.broker import Broker
 from lethe_reference.handlers.endpoints import EXTENSION_KEY
 from lethe_reference.protocol.listeners import ListenerSecurity
+from lethe_reference.protocol.quotas import Admission, ConnectionQuotas, reading_allowed
 from lethe_reference.protocol.session import BrokerSession
 
 __all__ = ["BrokerServer"]
@@ -85,6 +90,9 @@ class BrokerServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._stopping = False
+        self.quotas = ConnectionQuotas(lambda: self.broker.config)
+        #: set (and replaced) whenever a connection closes or handled bytes: waiters recheck
+        self._changed = asyncio.Event()
 
     async def start(self) -> None:
         """Start the broker (if needed), listen, and start the timer."""
@@ -108,8 +116,18 @@ class BrokerServer:
         _log.info(_kv(event="listening", host=self.host, port=self.port, node=self.broker.node_id))
 
     def poke(self) -> None:
-        """Wake the timer: due times may have changed."""
+        """Wake the timer: due times may have changed; and the waiting connections:
+        requests were handled, so memory or a muted connection may be free."""
         self._poke.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def queued_bytes(self) -> int:
+        """Bytes received on all connections and not handled yet."""
+        return sum(session.queued_bytes for session, _ in self._connections.values())
 
     def run_due(self) -> list[str]:
         """Run the broker's due work now (loop thread only)."""
@@ -128,9 +146,51 @@ class BrokerServer:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
-        connection_id = next(self._ids)
         peer = writer.get_extra_info("peername")
         peer_text = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        address = str(peer[0]) if isinstance(peer, tuple) else peer_text
+        try:
+            if await self._admit(address):
+                await self._serve(reader, writer, listener, peer_text, address)
+            else:
+                await self._refuse(writer)
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _admit(self, address: str) -> bool:
+        """Wait for a broker-wide slot; False if ``address`` has its maximum (quotas)."""
+        while not self._stopping:
+            admission = self.quotas.admit(address)
+            if admission is Admission.ACCEPT:
+                return True
+            if admission is Admission.REJECT:
+                limit = self.quotas.limit_for(address)
+                _log.info(
+                    "Rejected connection from %s, address already has the configured "
+                    "maximum of %d connections.",
+                    address,
+                    limit,
+                )
+                return False
+            await self._changed.wait()  # Admission.WAIT: a connection must close first
+        return False
+
+    @staticmethod
+    async def _refuse(writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, OSError):
+            writer.close()
+            await writer.wait_closed()
+
+    async def _serve(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        listener: ListenerSecurity | None,
+        peer_text: str,
+        address: str,
+    ) -> None:
+        connection_id = next(self._ids)
         session = BrokerSession(
             self.broker,
             connection_id,
@@ -150,23 +210,36 @@ class BrokerServer:
         finally:
             session.close()
             self._connections.pop(connection_id, None)
-            with contextlib.suppress(ConnectionError, OSError):
-                writer.close()
-                await writer.wait_closed()
+            self.quotas.release(address)
+            self._wake()
+            await self._refuse(writer)
             _log.info(_kv(event="closed", conn=connection_id))
-            if task is not None:
-                self._tasks.discard(task)
 
     async def _pump(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, session: BrokerSession
     ) -> None:
         while not session.closed and not self._stopping:
+            if not await self._until_readable(session):
+                break
             data = await reader.read(_READ_SIZE)
             session.receive_data(data)
             self.poke()
             if not data:
                 break
             await writer.drain()
+
+    async def _until_readable(self, session: BrokerSession) -> bool:
+        """Kafka reads no muted connection (a request in flight), and starts no new
+        request while its request memory is used up; a request already begun (a
+        partial frame buffered) has its memory and is read to its end. Both
+        waits end when requests are handled. False: the connection is done."""
+        while not (session.closed or self._stopping):
+            if session.wants_data and (
+                session.queued_bytes > 0 or reading_allowed(self.broker.config, self.queued_bytes())
+            ):
+                return True
+            await self._changed.wait()
+        return False
 
     # --- time -------------------------------------------------------------------------
 
@@ -182,6 +255,7 @@ class BrokerServer:
                 self.broker.run_due()
             except Exception:
                 _log.exception(_kv(event="timer-failed"))
+            self._wake()  # due work may have answered a parked request
             await asyncio.sleep(0)
 
     # --- shutdown ---------------------------------------------------------------------
@@ -191,7 +265,11 @@ class BrokerServer:
         if self._stopping:
             return
         self._stopping = True
+        self._wake()  # connections waiting for a slot, memory or an answer give up
         _log.info(_kv(event="stopping", port=self.port))
+        # long jobs end now, not after their last slice; the registry is committed and
+        # the next startup creates the logs they left (lethe_reference.background)
+        self.broker.background.abandon()
         if self._server is not None:
             self._server.close()
         for extra in self._extra_servers:

@@ -27,6 +27,7 @@ Not task-safe: the owning segment's caller holds the partition lock.
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -59,8 +60,8 @@ class TimeIndex:
     ) -> None:
         self.base_offset = base_offset
         self.max_entries = max_index_bytes // ENTRY_SIZE
-        self._timestamps: list[int] = []
-        self._relative: list[int] = []
+        self._timestamps = array("q")
+        self._relative = array("i")
         for entry in entries:
             self._timestamps.append(entry.timestamp)
             self._relative.append(entry.relative_offset)
@@ -109,8 +110,8 @@ class TimeIndex:
         del self._timestamps[keep:], self._relative[keep:]
 
     def reset(self) -> None:
-        self._timestamps.clear()
-        self._relative.clear()
+        del self._timestamps[:]
+        del self._relative[:]
 
     def to_bytes(self) -> bytes:
         """The trimmed ``.timeindex`` file content."""
