@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-partitions",
         type=int,
-        default=100,
+        default=0,
         help="leave out CreateTopics/CreatePartitions frames asking for more (0: keep all)",
     )
     parser.add_argument("--target-frames", type=int, default=1_000_000)

@@ -19,13 +19,13 @@ another API's body, unknown API keys and versions, oversize and negative
 length prefixes, and frames cut at a random point. Everything is a pure
 function of the seed, so a finding can be replayed with ``--seed``.
 
-Known defect left out: with ``max_partitions`` set, a frame that decodes as a
+Partition-heavy frames: with ``max_partitions`` set, a frame that decodes as a
 CreateTopics or CreatePartitions asking for more partitions in total is
-replaced by the next one and counted (:attr:`Mutator.excluded`). Creating
-thousands of partitions is legitimate, slow work (files per partition) that
-the reference broker still does on its event loop until the bounds of issue
-12 item 2 are in; one such frame stalls the run for minutes, so the run
-would measure that one known defect instead of the protocol layer.
+replaced by the next one and counted (:attr:`Mutator.excluded`). The default
+(0) keeps them all: since the controller bounds of issue 12 item 2, such a
+frame is refused above 10,000 partitions or served in slices off the event
+loop. The option remains for measuring the protocol layer alone, since
+creating thousands of partitions is legitimate work with files per partition.
 
 ``Fuzzed.complete`` says whether the bytes form whole frames: a cut frame is
 sent and the write side shut, since the broker waits for the rest.
