@@ -60,29 +60,33 @@ def _replayed(partition: Path, target: int) -> bytes | None:
     return encode_producer_snapshot(table.snapshot_entries())
 
 
-@pytest.mark.parametrize(
-    ("partition", "snapshot"), CASES, ids=[str(p.relative_to(GOLDEN)) for _, p in CASES]
-)
-def test_replay_writes_kafkas_snapshot_bytes(partition: Path, snapshot: Path) -> None:
-    ours = _replayed(partition, _offset(snapshot))
-    if ours is None:
-        pytest.skip("the batches before this snapshot were deleted or compacted away")
-    assert ours == snapshot.read_bytes()
-
-
 def _history_gone(partition: Path, snapshot: Path) -> bool:
     """The oldest snapshot of a partition whose first batches were deleted (retention,
-    DeleteRecords) or compacted away."""
+    DeleteRecords) or compacted away: no replay can rebuild it, Kafka's included."""
     first_batch = _batches(partition)[0].header.base_offset
     oldest = min(_offset(p) for p in partition.glob("*.snapshot"))
     return first_batch > 0 and _offset(snapshot) == oldest
 
 
-def test_every_golden_snapshot_with_its_history_is_reproduced() -> None:
-    reproduced = [s for p, s in CASES if _replayed(p, _offset(s)) is not None]
-    gone = [s for p, s in CASES if _history_gone(p, s)]
-    assert len(reproduced) == len(CASES) - len(gone) >= 38
-    assert sum(bool(read_producer_snapshot(s.read_bytes()).entries) for s in reproduced) >= 30
+REPLAYABLE = [(p, s) for p, s in CASES if not _history_gone(p, s)]
+
+
+@pytest.mark.parametrize(
+    ("partition", "snapshot"),
+    REPLAYABLE,
+    ids=[str(p.relative_to(GOLDEN)) for _, p in REPLAYABLE],
+)
+def test_replay_writes_kafkas_snapshot_bytes(partition: Path, snapshot: Path) -> None:
+    assert _replayed(partition, _offset(snapshot)) == snapshot.read_bytes()
+
+
+def test_only_snapshots_without_history_are_left_out() -> None:
+    """The cases the byte test leaves out are exactly those whose history is gone,
+    and they are few: every other golden snapshot is rebuilt byte for byte."""
+    left_out = [(p, s) for p, s in CASES if (p, s) not in REPLAYABLE]
+    assert [_replayed(p, _offset(s)) for p, s in left_out] == [None] * len(left_out)
+    assert len(REPLAYABLE) >= 38 and len(left_out) <= 5
+    assert sum(bool(read_producer_snapshot(s.read_bytes()).entries) for _, s in REPLAYABLE) >= 30
 
 
 def _kafka_dump_lines(dump: Path, name: str) -> list[str]:
