@@ -111,6 +111,8 @@ class ScenarioResult:
     requirements: dict[str, Outcome]
     steps: tuple[StepResult, ...] = ()
     duration_s: float = 0.0
+    #: retriable errors absorbed by retries (error name -> count; scenarios/readiness.py)
+    retries: dict[str, int] = field(default_factory=dict)
 
     @property
     def mismatches(self) -> tuple[Mismatch, ...]:

@@ -23,9 +23,10 @@ requirement or address: the CLI exits 2 and presents no report as complete.
 Once scenarios run, nothing the target does raises: its answers become graded
 outcomes (``scenarios/runner.py``).
 
-Required profiles (the gate): ``--require`` if given, else the adopted
-profiles (:data:`ADOPTED_PROFILES`, kip107 and kip534) that the target offers.
-Extensions a target does not offer are UNSUPPORTED and never fail the gate.
+Required profiles (the gate): ``--require`` if given, else every profile the
+target offers (a broker advertising an extension must pass it), and with
+``--profile X`` only X: what the run prints is what it gates. Extensions a
+target does not offer are UNSUPPORTED and never fail the gate.
 """
 
 from __future__ import annotations
@@ -208,7 +209,7 @@ def execute(options: RunOptions) -> ConformanceRun:
     finally:
         target.close()
     gate = apply_baseline(results, baseline)
-    required = options.require or tuple(p for p in ADOPTED_PROFILES if p in offered)
+    required = _required(options, profiles, offered)
     return ConformanceRun(
         catalog=tuple(catalog),
         scenarios=tuple(scenarios),
@@ -224,6 +225,17 @@ def execute(options: RunOptions) -> ConformanceRun:
         lethe_version=lethe_version(),
         failed_profiles=_failed_profiles(required, catalog, results, gate),
     )
+
+
+def _required(
+    options: RunOptions, known: Sequence[str], offered: frozenset[str]
+) -> tuple[str, ...]:
+    """``--require``, else every profile the target offers (a broker that advertises an
+    extension must pass it), limited to ``--profile`` when given."""
+    if options.require:
+        return tuple(options.require)
+    shown = set(options.profiles) if options.profiles else set(known)
+    return tuple(p for p in known if p in offered and p in shown)
 
 
 def _check_names(given: Sequence[str], known: Sequence[str], option: str) -> None:

@@ -89,6 +89,8 @@ class RunContext:
         self._acting: str | None = None
         self._role_conns: dict[str, KafkaConnection] = {}
         self.acls: list[Acl] = []
+        #: retriable errors the runner absorbed, by error name (scenarios/readiness.py)
+        self.retries: dict[str, int] = {}
 
     @property
     def virtual_clock(self) -> bool:
@@ -166,6 +168,10 @@ class RunContext:
             if real == name:
                 return symbol
         return name
+
+    def note_retry(self, error: str) -> None:
+        """Count one retry after the retriable ``error`` (the report shows the counts)."""
+        self.retries[error] = self.retries.get(error, 0) + 1
 
     def capture(self, name: str, value: int) -> None:
         """Remember ``value`` under ``name`` for later ``{"ref": name}`` expectations."""
