@@ -210,10 +210,17 @@ class EmbeddedTarget:
     def restart_editing(self, edit: Callable[[Path], None]) -> None:
         """Stop the broker cleanly, let ``edit`` change its log dir, start it again (same dir,
         clock and port): a restart with a file changed while the broker was down."""
-        self._broker.stop()
+        self._broker.stop(keep_ports=True)
         try:
             edit(self._log_dir)
         finally:
+            self._broker.start()
+
+    def recover(self) -> None:
+        """Before a scenario: a broker an earlier scenario left stopped (a failed restart)
+        starts again on its log dir and port, so one broken scenario fails no other."""
+        if not self._broker.running:
+            self._broker.stop(keep_ports=True)
             self._broker.start()
 
     @contextmanager

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -157,8 +158,28 @@ def _port_range(text: str | None) -> tuple[int, int] | None:
     return int(low), int(high)
 
 
+#: Prefix of the embedded broker's own log lines in the terminal: scenarios corrupt
+#: checkpoints and inject failures on purpose, so its warnings are expected there.
+BROKER_LOG_LABEL = "  [embedded broker log; expected: scenarios inject failures and corrupt files] "
+
+
+def _label_broker_logs() -> None:
+    """Send the reference broker's warnings to stderr with :data:`BROKER_LOG_LABEL`,
+    instead of Python's unlabelled last-resort output between the matrix lines."""
+    broker = logging.getLogger("lethe_reference")
+    if broker.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter(BROKER_LOG_LABEL + "%(levelname)s %(message)s"))
+    broker.addHandler(handler)
+    broker.propagate = False
+
+
 def run(args: argparse.Namespace) -> int:
     started = now_utc()
+    if args.target is None and args.launch is None:
+        _label_broker_logs()
     if args.report is not None:
         # Until the run ends, the folder says so: a crash leaves no stale complete report.
         pending = incomplete_data("run in progress or interrupted", started, lethe_version())
