@@ -135,7 +135,7 @@ def compress(
     if resolved is Compression.SNAPPY:
         return _snappy_compress(raw, snappy_framing)
     if resolved is Compression.LZ4:
-        frame = bytes(cramjam.lz4.compress(raw, level=_LZ4_LEVEL))
+        frame = _lz4_kafka_frame(raw)
         return _break_lz4_header_checksum(frame) if magic == 0 else frame
     return bytes(cramjam.zstd.compress(raw, level=_ZSTD_LEVEL))
 
@@ -252,6 +252,33 @@ def xxh32(data: bytes, seed: int = 0) -> int:
     acc ^= acc >> 13
     acc = (acc * _P3) & _MASK
     return acc ^ (acc >> 16)
+
+
+#: Kafka's frame descriptor: FLG version 01, independent blocks, no checksums; BD 64 KiB
+_LZ4_KAFKA_FLG = 0x60
+_LZ4_KAFKA_BD = 0x40
+_LZ4_KAFKA_BLOCK = 64 * 1024
+_LZ4_UNCOMPRESSED = 0x80000000
+
+
+def _lz4_kafka_frame(data: bytes) -> bytes:
+    """An LZ4 frame as Kafka's ``Lz4BlockOutputStream`` writes one: independent 64 KiB
+    blocks (Kafka's reader refuses dependent ones: "Dependent block stream is
+    unsupported"), no block or content checksum, a block stored uncompressed when
+    compressing does not make it smaller, and the end mark."""
+    out = bytearray(_LZ4_MAGIC)
+    out += bytes([_LZ4_KAFKA_FLG, _LZ4_KAFKA_BD, 0])
+    for start in range(0, len(data), _LZ4_KAFKA_BLOCK):
+        chunk = data[start : start + _LZ4_KAFKA_BLOCK]
+        packed = bytes(
+            cramjam.lz4.compress_block(chunk, compression=_LZ4_LEVEL, store_size=False)
+        )
+        if len(packed) < len(chunk):
+            out += struct.pack("<I", len(packed)) + packed
+        else:
+            out += struct.pack("<I", len(chunk) | _LZ4_UNCOMPRESSED) + chunk
+    out += b"\x00\x00\x00\x00"
+    return _fix_lz4_header_checksum(bytes(out))
 
 
 def _lz4_descriptor_end(frame: bytes) -> int:
