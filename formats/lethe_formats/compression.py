@@ -270,9 +270,7 @@ def _lz4_kafka_frame(data: bytes) -> bytes:
     out += bytes([_LZ4_KAFKA_FLG, _LZ4_KAFKA_BD, 0])
     for start in range(0, len(data), _LZ4_KAFKA_BLOCK):
         chunk = data[start : start + _LZ4_KAFKA_BLOCK]
-        packed = bytes(
-            cramjam.lz4.compress_block(chunk, compression=_LZ4_LEVEL, store_size=False)
-        )
+        packed = bytes(cramjam.lz4.compress_block(chunk, compression=_LZ4_LEVEL, store_size=False))
         if len(packed) < len(chunk):
             out += struct.pack("<I", len(packed)) + packed
         else:
