@@ -213,7 +213,8 @@ def _check_captures(steps: list[Mapping[str, Any]], source: str, clock: str | No
                 raise ScenarioError(
                     source, json_path, f"value {name!r} is captured by no earlier step{path}"
                 )
-        captured.update(step.get("capture", {}).values())
+        capture = step.get("capture", {})
+        captured.update([capture] if isinstance(capture, str) else capture.values())
 
 
 def _check_clocks(data: Mapping[str, Any], source: str) -> None:

@@ -1,4 +1,5 @@
-"""await_retention_pass: wait on the wall clock until the broker's retention task has run.
+"""Waits for the broker's own time-driven work on the wall clock: await_retention_pass,
+await_broker_time.
 
 Theory of operation
 -------------------
@@ -23,6 +24,13 @@ thread (``LogManager.cleanupLogs``), so after round 2 any segment that was
 deletable when the step began is gone; whatever is still there was kept by a
 whole pass. Each round waits at most ``timeout_ms`` with the ``wait`` op's
 polling (INCONCLUSIVE on the wall clock when it runs out).
+
+``await_broker_time`` waits until the *broker's* clock reached a value (a delete
+horizon, say), read the way ``produce``'s ``capture`` reads it: the
+LogAppendTime of a record appended to the step's ``topic`` (a setup topic with
+``message.timestamp.type`` LogAppendTime). The runner's own clock is never
+used, so a broker on another machine with a skewed clock is judged by its own
+time. The last time read is captured under ``capture`` when given.
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ from lethe_conformance.scenarios.ops.messages import produce_payloads
 from lethe_conformance.scenarios.ops.registry import op
 
 __all__ = ["EXPIRED_TIMESTAMP", "ROUNDS"]
+
+_BROKER_TIME_POLL_MS = 500
 
 #: 2020-01-01T00:00:00Z: expired under any retention.ms a marker topic sets
 EXPIRED_TIMESTAMP = "1577836800000"
@@ -97,3 +107,28 @@ def _start_passed(ctx: RunContext, topic: str, wanted: int, where: str) -> list[
             f"{found.offset} ({error_name(found.error_code)})",
         )
     ]
+
+
+@op("await_broker_time")
+def await_broker_time(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
+    topic = ctx.topic(data["topic"])
+    wanted = ctx.value(data["at_least"])
+
+    def reached() -> list[Mismatch]:
+        batch = {"records": [{"key": "time", "value": "time", "timestamp": "0"}]}
+        (payload,) = produce_payloads({"batches": [batch]})
+        answer = calls.produce(ctx.conn(), topic, 0, payload).responses[0].partition_responses[0]
+        now = answer.log_append_time_ms
+        if answer.error_code != ErrorCode.NONE or now < 0:
+            what = f"{path} LogAppendTime of {ctx.symbol(topic)}"
+            return [
+                Mismatch(what, "a LogAppendTime topic", f"{now} ({error_name(answer.error_code)})")
+            ]
+        if "capture" in data:
+            ctx.capture(data["capture"], now)
+        if now >= wanted:
+            return []
+        return [Mismatch(f"{path} broker time", f"at least {wanted}", str(now))]
+
+    poll_until(ctx, reached, data["timeout_ms"], data.get("poll_ms", _BROKER_TIME_POLL_MS), path)
+    return []
