@@ -108,10 +108,6 @@ def _scenario_json(tmp_path: Path, name: str, mutate: Any) -> Path:
         (lambda d: d.pop("wall_clock"), "a step's clock needs $.wall_clock"),
         (lambda d: d["requires"].append("trigger-cleaning"), "would keep the wall path"),
         (
-            lambda d: [s.pop("clock") for s in d["steps"] if "clock" in s],
-            "no step is limited to a clock",
-        ),
-        (
             lambda d: (
                 d["steps"].__setitem__(
                     6, {**d["steps"][6], "clock": "virtual", "requirements": ["KIP534-CLN-2"]}

@@ -226,8 +226,6 @@ def _check_clocks(data: Mapping[str, Any], source: str) -> None:
                 source, f"$.steps[{clocked[0]}].clock", "a step's clock needs $.wall_clock"
             )
         return
-    if not clocked:
-        raise ScenarioError(source, "$.wall_clock", "no step is limited to a clock")
     listed = TIME_CONTROL & set(data["requires"])
     if listed:
         raise ScenarioError(
