@@ -117,11 +117,14 @@ def _retries(run: ConformanceRun) -> dict[str, int]:
     return dict(sorted(total.items()))
 
 
-def _why(outcome: str, reason: str, result: Any, details: dict[str, str]) -> str:
-    """Why a requirement did not pass: the worst scenario's detail, or the catalog's
-    reason (not-observable), or the baseline's reason."""
+def _why(outcome: str, reason: str, result: Any, details: dict[str, str], note: str | None) -> str:
+    """Why a requirement did not pass: a scenario's note (a requirement only a virtual
+    clock shows), the worst scenario's detail, the catalog's reason (not-observable),
+    or the baseline's reason."""
     if outcome in (Outcome.PASS.value, NOT_SELECTED):
         return ""
+    if note and outcome == Outcome.NOT_APPLICABLE.value:
+        return note
     if result is None:
         return reason or ("no scenario covers it" if outcome == NOT_COVERED else "")
     for scenario_id, scenario_outcome in result.scenarios.items():
@@ -149,6 +152,7 @@ def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
     verdicts = {i.ident: i for i in run.gate.items if i.kind == "requirement"}
     covered = {rid for s in run.scenarios for rid in s.requirements}
     details = {r.scenario_id: r.detail for r in run.results}
+    notes = {req: why for r in run.results for req, why in r.notes.items()}
     rows = []
     for req in run.catalog:
         result = graded.get(req.id)
@@ -172,7 +176,7 @@ def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
                 "outcome": outcome,
                 "verdict": None if verdict is None else verdict.verdict.value,
                 "reason": reason,
-                "why": _why(outcome, reason, result, details),
+                "why": _why(outcome, reason, result, details, notes.get(req.id)),
                 "scenarios": {}
                 if result is None
                 else {sid: o.value for sid, o in result.scenarios.items()},

@@ -7,7 +7,10 @@ Theory of operation
     run_scenarios(target, scenarios, select=...)        -> list[ScenarioResult]
       for each selected scenario:
         profile offered?          no  -> UNSUPPORTED      (target.profiles(), discovered)
-        capabilities present?     no  -> NOT_APPLICABLE   (scenario.requires)
+        path (steps with "clock"): the virtual path where the target has clock-control
+                                  and the time-control capabilities its steps use,
+                                  else the wall path (waits only)
+        capabilities present?     no  -> NOT_APPLICABLE   (what the path needs)
         cluster-control required: run it on target.clustered(), brokers of its own,
                                   topics with replication factor 3, roles resolved
                                   after setup, a step's "broker" routes its requests
@@ -30,6 +33,8 @@ Theory of operation
           unreachable, nonsense, control,
           malformed step, anything else      -> ERROR
         delete the ACLs the scenario created and its topics (best effort)
+        wall path: requirements only the virtual path shows -> NOT_APPLICABLE, with
+                   the scenario's reason (wall_clock.virtual_only) in ``notes``
 
     requirement_results(results)  (outcomes.py)          -> worst outcome per requirement
 
@@ -57,7 +62,7 @@ from lethe_conformance.client.errors import (
 )
 from lethe_conformance.outcomes import Outcome, ScenarioResult, StepResult
 from lethe_conformance.scenarios.context import RunContext
-from lethe_conformance.scenarios.model import Scenario, ScenarioError, Step
+from lethe_conformance.scenarios.model import VIRTUAL, WALL, Scenario, ScenarioError, Step
 from lethe_conformance.scenarios.ops import OPS, WaitExpiredError
 from lethe_conformance.scenarios.ops.cluster import resolve_roles
 from lethe_conformance.scenarios.ops.messages import replay_entries
@@ -80,7 +85,14 @@ from lethe_conformance.targets.base import (
 )
 from lethe_conformance.targets.cluster import CLUSTER_CONTROL, CLUSTER_SIZE, ClusterHost
 
-__all__ = ["Selection", "SetupError", "SetupRefusedError", "run_scenario", "run_scenarios"]
+__all__ = [
+    "Selection",
+    "SetupError",
+    "SetupRefusedError",
+    "clock_path",
+    "run_scenario",
+    "run_scenarios",
+]
 
 
 class SetupError(Exception):
@@ -150,42 +162,74 @@ def run_scenario(
     if gate is not None:
         outcome, detail = gate
         return _result(scenario, outcome, detail, (), started)
+    clock = clock_path(scenario, target.capabilities.names())
     if CLUSTER_CONTROL in scenario.requires:
-        return _run_clustered(cast(ClusterHost, target), scenario, cleanup, token, started)
+        return _run_clustered(
+            cast(ClusterHost, target), scenario, cleanup, token, started, clock=clock
+        )
     if OWN_LOG_DIR in scenario.requires:
-        return _run_isolated(cast(LocalTarget, target), scenario, cleanup, token, started)
-    return _run_steps(target, scenario, cleanup, token, started)
+        return _run_isolated(
+            cast(LocalTarget, target), scenario, cleanup, token, started, clock=clock
+        )
+    return _run_steps(target, scenario, cleanup, token, started, clock=clock)
+
+
+def clock_path(scenario: Scenario, capabilities: frozenset[str]) -> str | None:
+    """Which path of a scenario runs on a target with ``capabilities``: None for a
+    scenario with one path, ``virtual`` where the target has what that path needs,
+    else ``wall`` (README, *Time*)."""
+    if scenario.wall_clock is None:
+        return None
+    return VIRTUAL if scenario.needs(VIRTUAL) <= capabilities else WALL
 
 
 def _run_isolated(
-    target: LocalTarget, scenario: Scenario, cleanup: bool, token: str | None, started: float
+    target: LocalTarget,
+    scenario: Scenario,
+    cleanup: bool,
+    token: str | None,
+    started: float,
+    *,
+    clock: str | None,
 ) -> ScenarioResult:
     """The scenario on a broker of its own (own-log-dir); failing to start one is an ERROR."""
     try:
         overrides = scenario.broker_configs
         with target.isolated(overrides) if overrides else target.isolated() as own:
-            return _run_steps(own, scenario, cleanup, token, started)
+            return _run_steps(own, scenario, cleanup, token, started, clock=clock)
     except Exception as error:  # starting or stopping the broker: never end the run
         detail = f"a broker of its own: {type(error).__name__}: {error}"
         return _result(scenario, Outcome.ERROR, detail, (), started)
 
 
 def _run_clustered(
-    target: ClusterHost, scenario: Scenario, cleanup: bool, token: str | None, started: float
+    target: ClusterHost,
+    scenario: Scenario,
+    cleanup: bool,
+    token: str | None,
+    started: float,
+    *,
+    clock: str | None,
 ) -> ScenarioResult:
     """The scenario on a cluster of its own (cluster-control); failing to start one is an ERROR."""
     try:
         with target.clustered() as cluster:
-            return _run_steps(cluster, scenario, cleanup, token, started)
+            return _run_steps(cluster, scenario, cleanup, token, started, clock=clock)
     except Exception as error:  # starting or stopping the cluster: never end the run
         detail = f"a cluster of its own: {type(error).__name__}: {error}"
         return _result(scenario, Outcome.ERROR, detail, (), started)
 
 
 def _run_steps(
-    target: Target, scenario: Scenario, cleanup: bool, token: str | None, started: float
+    target: Target,
+    scenario: Scenario,
+    cleanup: bool,
+    token: str | None,
+    started: float,
+    *,
+    clock: str | None,
 ) -> ScenarioResult:
-    """Setup, steps and cleanup of a scenario that passed the gate."""
+    """Setup, steps and cleanup of a scenario that passed the gate, on ``clock``'s path."""
     ctx = RunContext(target, scenario, token)
     steps: list[StepResult] = []
     try:
@@ -195,7 +239,7 @@ def _run_steps(
             return _result(scenario, setup.outcome, detail, (setup,), started, retries=ctx.retries)
         if CLUSTER_CONTROL in scenario.requires:
             ctx.roles = resolve_roles(ctx)
-        for step in scenario.steps:
+        for step in scenario.steps_on(clock):
             ctx.route = step.data.get("broker")  # cluster-control: a role
             result = _guarded(ctx, step.index, step.op, _run_step, step)
             ctx.route = None
@@ -208,7 +252,9 @@ def _run_steps(
         ctx.close()
     last = steps[-1]
     detail = "" if last.outcome is Outcome.PASS else f"steps[{last.index}] {last.op}: {last.detail}"
-    return _result(scenario, last.outcome, detail, tuple(steps), started, retries=ctx.retries)
+    return _result(
+        scenario, last.outcome, detail, tuple(steps), started, clock=clock, retries=ctx.retries
+    )
 
 
 def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
@@ -222,7 +268,8 @@ def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
             Outcome.UNSUPPORTED,
             f"target {target.name} does not offer profile {scenario.profile}",
         )
-    missing = scenario.requires - target.capabilities.names()
+    names = target.capabilities.names()
+    missing = scenario.needs(clock_path(scenario, names)) - names
     if missing:
         lacks = "; ".join(
             f"{name} (provided by {PROVIDED_BY[name]})" if name in PROVIDED_BY else name
@@ -350,28 +397,51 @@ def _result(
     steps: Sequence[StepResult],
     started: float,
     *,
+    clock: str | None = None,
     retries: Mapping[str, int] | None = None,
 ) -> ScenarioResult:
+    notes = _wall_clock_notes(scenario) if clock == WALL else {}
+    if notes and not detail:
+        detail = f"wall clock: {len(notes)} requirement(s) need a virtual clock"
     return ScenarioResult(
         scenario_id=scenario.id,
         source=scenario.source,
         profile=scenario.profile,
         outcome=outcome,
         detail=detail,
-        requirements=_requirement_outcomes(scenario, outcome, steps),
+        requirements=_requirement_outcomes(scenario, outcome, steps, clock, notes),
         steps=tuple(steps),
         duration_s=time.monotonic() - started,
+        notes=notes,
         retries=dict(retries or {}),
     )
 
 
+def _wall_clock_notes(scenario: Scenario) -> dict[str, str]:
+    """Requirement -> why only a virtual clock shows it (the scenario's ``wall_clock``)."""
+    if scenario.wall_clock is None:
+        return {}
+    return {
+        requirement: f"needs a virtual clock: {why}"
+        for requirement, why in scenario.wall_clock.virtual_only.items()
+    }
+
+
 def _requirement_outcomes(
-    scenario: Scenario, outcome: Outcome, steps: Sequence[StepResult]
+    scenario: Scenario,
+    outcome: Outcome,
+    steps: Sequence[StepResult],
+    clock: str | None,
+    notes: dict[str, str],
 ) -> dict[str, Outcome]:
-    """A requirement tied to steps that all passed passes; any other takes ``outcome``."""
+    """A requirement tied to steps that all passed passes; any other takes ``outcome``;
+    one that only the other clock's path shows is NOT_APPLICABLE (``notes`` say why)."""
     passed = {s.index for s in steps if s.outcome is Outcome.PASS}
     out: dict[str, Outcome] = {}
     for requirement in scenario.requirements:
-        tied = [s.index for s in scenario.steps if requirement in s.requirements]
+        if requirement in notes:
+            out[requirement] = Outcome.NOT_APPLICABLE
+            continue
+        tied = [s.index for s in scenario.steps_on(clock) if requirement in s.requirements]
         out[requirement] = Outcome.PASS if tied and set(tied) <= passed else outcome
     return out
