@@ -136,6 +136,8 @@ class ConformanceRun:
     lethe_version: str
     complete: bool = True
     failed_profiles: tuple[str, ...] = field(default=())
+    #: ``--profile``: the profiles the run was limited to (empty: all)
+    profiles: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -224,6 +226,7 @@ def execute(options: RunOptions) -> ConformanceRun:
         finished=now_utc(),
         lethe_version=lethe_version(),
         failed_profiles=_failed_profiles(required, catalog, results, gate),
+        profiles=tuple(options.profiles),
     )
 
 

@@ -160,7 +160,7 @@ def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
         reason = "" if verdict is None else verdict.reason
         if result is not None:
             outcome = result.outcome.value
-        elif req.id in covered:
+        elif req.id in covered or (run.profiles and req.profile not in run.profiles):
             outcome = NOT_SELECTED
         elif req.not_observable is not None:
             outcome, reason = NOT_OBSERVABLE, req.not_observable
