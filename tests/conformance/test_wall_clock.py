@@ -32,6 +32,7 @@ from lethe_conformance.scenarios import (
 from lethe_conformance.scenarios.context import Expectations, RunContext
 from lethe_conformance.scenarios.model import VIRTUAL, WALL
 from lethe_conformance.scenarios.runner import clock_path
+from lethe_conformance.targets.base import ALL_CAPABILITIES
 from lethe_conformance.targets.embedded import EmbeddedTarget
 
 ALL = load_scenarios()
@@ -58,7 +59,7 @@ def test_time_based_scenarios_all_have_a_wall_path() -> None:
         if {"clock-control", "trigger-cleaning"} & s.requires and s.id not in VIRTUAL_ONLY_SCENARIOS
     ]
     assert stuck == []
-    assert len(TIMED) >= 25
+    assert len(TIMED) >= 20
 
 
 @pytest.mark.parametrize("scenario", TIMED, ids=lambda s: s.id)
@@ -80,9 +81,7 @@ def test_wall_path_passes_on_the_wall_clock(
 
 
 def test_the_virtual_target_takes_the_virtual_path() -> None:
-    names = frozenset(
-        {"clock-control", "trigger-cleaning", "log-dir", "own-log-dir", "edit-log-dir"}
-    )
+    names = ALL_CAPABILITIES
     assert {clock_path(s, names) for s in TIMED} == {VIRTUAL}
     # a control hook that can advance time but not trigger cleaning: the wall path, waiting
     hook = frozenset({"clock-control", "log-dir"})
