@@ -160,6 +160,7 @@ def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
         reason = "" if verdict is None else verdict.reason
         if result is not None:
             outcome = result.outcome.value
+            reason = reason or _note(run, req.id)
         elif req.id in covered or (run.profiles and req.profile not in run.profiles):
             outcome = NOT_SELECTED
         elif req.not_observable is not None:
@@ -183,6 +184,13 @@ def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _note(run: ConformanceRun, requirement: str) -> str:
+    """Why a scenario that ran left ``requirement`` unjudged (e.g. it needs a virtual
+    clock and the target runs on the wall clock): the scenarios' notes, joined."""
+    notes = {r.notes[requirement] for r in run.results if requirement in r.notes}
+    return "; ".join(sorted(notes))
 
 
 def _scenario_rows(run: ConformanceRun) -> list[dict[str, Any]]:
