@@ -22,6 +22,8 @@ retry so the report shows how often the target needed one:
   Only on a wall-clock target: on a virtual clock nothing changes between two
   attempts, so the first answer stands.
 
+A partition the broker no longer lists in a listed topic, or lists in a KIP-694
+reduction mode (ReadOnly, None), is not waited for: a scenario removed it.
 The probe gives up after :data:`PROBE_BOUND_S` with a :class:`NotServingError`
 (graded as the target's failure to serve: ERROR, naming the partitions).
 """
@@ -112,14 +114,17 @@ def _not_serving(
 ) -> tuple[list[tuple[str, int]], str]:
     """The partitions whose leader does not answer ListOffsets LATEST with NONE yet."""
     topics = sorted({t for t, _ in partitions})
-    leaders = {
-        (t.name, p.partition_index): p.leader_id
-        for t in calls.metadata(ctx.conn(), topics).topics
-        for p in t.partitions
-    }
+    listed = calls.metadata(ctx.conn(), topics).topics
+    settled = {t.name for t in listed if t.error_code == ErrorCode.NONE and t.partitions}
+    leaders = {(t.name, p.partition_index): p.leader_id for t in listed for p in t.partitions}
+    reducing = {(t.name, p.partition_index) for t in listed for p in t.partitions if p.mode != 0}
     left: list[tuple[str, int]] = []
     last = ""
     for topic, partition in partitions:
+        if (topic, partition) in reducing or (
+            topic in settled and (topic, partition) not in leaders
+        ):
+            continue  # removed or being removed (KIP-694): no leader is expected to serve it
         leader = leaders.get((topic, partition), -1)
         if leader < 0:
             left.append((topic, partition))
