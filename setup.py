@@ -65,7 +65,7 @@ setup(
     package_data={
         "lethe_formats": ["py.typed", "ksy/*.ksy"],
         "lethe_reference": ["py.typed"],
-        "lethe_conformance": ["py.typed"],
+        "lethe_conformance": ["py.typed", "launchers/*.toml", "launchers/*.md"],
         "lethe_tools": ["py.typed"],
         "lethe_fixtures": ["**/*", "**/.*"],
     },

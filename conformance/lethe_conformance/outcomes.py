@@ -111,6 +111,11 @@ class ScenarioResult:
     requirements: dict[str, Outcome]
     steps: tuple[StepResult, ...] = ()
     duration_s: float = 0.0
+    #: requirement -> why it was not judged although the scenario ran (a requirement
+    #: only a virtual clock shows, run on the wall clock)
+    notes: dict[str, str] = field(default_factory=dict)
+    #: retriable errors absorbed by retries (error name -> count; scenarios/readiness.py)
+    retries: dict[str, int] = field(default_factory=dict)
 
     @property
     def mismatches(self) -> tuple[Mismatch, ...]:

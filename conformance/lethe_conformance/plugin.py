@@ -96,6 +96,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--lethe-log-dir", metavar="DIR", help="the target's readable log dir")
     group.addoption("--lethe-control", metavar="CMD", help="control hook command (targets/)")
+    group.addoption(
+        "--lethe-control-actions",
+        metavar="A[,A]",
+        help="the actions the --lethe-control hook supports (restart, advance-time, "
+        "trigger-cleaning; default all): scenarios needing another are not applicable",
+    )
     group.addoption("--lethe-sasl-user", metavar="USER", help="SASL/PLAIN user name")
     group.addoption("--lethe-sasl-password", metavar="PASSWORD", help="SASL/PLAIN password")
     group.addoption(
@@ -149,13 +155,19 @@ def _bootstrap_target(config: pytest.Config) -> BootstrapTarget:
     if (second is None) != (second_password is None):
         raise pytest.UsageError("give both --lethe-user-sasl-user and --lethe-user-sasl-password")
     control = config.getoption("lethe_control")
+    declared = config.getoption("lethe_control_actions")
+    actions = (
+        None
+        if declared is None
+        else frozenset(a.strip() for a in str(declared).split(",") if a.strip())
+    )
     try:
         return BootstrapTarget(
             address,
             log_dir=config.getoption("lethe_log_dir"),
             sasl=None if user is None else PlainCredentials(user, password),
             user=None if second is None else PlainCredentials(second, second_password),
-            control=None if control is None else ControlHook.parse(control),
+            control=None if control is None else ControlHook.parse(control, actions),
         )
     except ValueError as error:
         raise pytest.UsageError(f"--lethe-target {address}: {error}") from None

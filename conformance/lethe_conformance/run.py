@@ -23,9 +23,10 @@ requirement or address: the CLI exits 2 and presents no report as complete.
 Once scenarios run, nothing the target does raises: its answers become graded
 outcomes (``scenarios/runner.py``).
 
-Required profiles (the gate): ``--require`` if given, else the adopted
-profiles (:data:`ADOPTED_PROFILES`, kip107 and kip534) that the target offers.
-Extensions a target does not offer are UNSUPPORTED and never fail the gate.
+Required profiles (the gate): ``--require`` if given, else every profile the
+target offers (a broker advertising an extension must pass it), and with
+``--profile X`` only X: what the run prints is what it gates. Extensions a
+target does not offer are UNSUPPORTED and never fail the gate.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.metadata
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +54,7 @@ from lethe_conformance.scenarios import (
     run_scenarios,
 )
 from lethe_conformance.scenarios.loader import scenario_files
-from lethe_conformance.targets.base import Capabilities, Target
+from lethe_conformance.targets.base import Capabilities, ControlError, Target
 from lethe_conformance.targets.bootstrap import BootstrapTarget, ControlHook
 
 __all__ = [
@@ -97,6 +99,14 @@ class RunOptions:
     target: str | None = None
     log_dir: Path | None = None
     control: str | None = None
+    #: the actions the control hook supports (None: all three; ``--control-actions``)
+    control_actions: frozenset[str] | None = None
+    #: ``--launch``: a shipped launcher's name or a launcher file (targets/launcher.py)
+    launch: str | None = None
+    #: ``--home`` / ``--kafka-home``: the launched broker's distribution folder
+    home: Path | None = None
+    #: ports launched brokers may take (inclusive); None: below the ephemeral range
+    launch_ports: tuple[int, int] | None = None
     sasl: PlainCredentials | None = None
     #: a second principal (capability principals, with ``sasl`` as the admin)
     user: PlainCredentials | None = None
@@ -126,6 +136,8 @@ class ConformanceRun:
     lethe_version: str
     complete: bool = True
     failed_profiles: tuple[str, ...] = field(default=())
+    #: ``--profile``: the profiles the run was limited to (empty: all)
+    profiles: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -199,7 +211,7 @@ def execute(options: RunOptions) -> ConformanceRun:
     finally:
         target.close()
     gate = apply_baseline(results, baseline)
-    required = options.require or tuple(p for p in ADOPTED_PROFILES if p in offered)
+    required = _required(options, profiles, offered)
     return ConformanceRun(
         catalog=tuple(catalog),
         scenarios=tuple(scenarios),
@@ -214,7 +226,19 @@ def execute(options: RunOptions) -> ConformanceRun:
         finished=now_utc(),
         lethe_version=lethe_version(),
         failed_profiles=_failed_profiles(required, catalog, results, gate),
+        profiles=tuple(options.profiles),
     )
+
+
+def _required(
+    options: RunOptions, known: Sequence[str], offered: frozenset[str]
+) -> tuple[str, ...]:
+    """``--require``, else every profile the target offers (a broker that advertises an
+    extension must pass it), limited to ``--profile`` when given."""
+    if options.require:
+        return tuple(options.require)
+    shown = set(options.profiles) if options.profiles else set(known)
+    return tuple(p for p in known if p in offered and p in shown)
 
 
 def _check_names(given: Sequence[str], known: Sequence[str], option: str) -> None:
@@ -264,6 +288,8 @@ def _selection(
 
 
 def _build_target(options: RunOptions) -> Target:
+    if options.launch is not None:
+        return _launch(options)
     if options.target is None:
         if options.control or options.sasl or options.user or options.log_dir:
             raise RunSetupError("--log-dir, --control and SASL need --target")
@@ -275,7 +301,11 @@ def _build_target(options: RunOptions) -> Target:
         except OSError as error:
             raise RunSetupError(f"cannot start the embedded reference broker: {error}") from None
     try:
-        hook = None if options.control is None else ControlHook.parse(options.control)
+        hook = (
+            None
+            if options.control is None
+            else ControlHook.parse(options.control, options.control_actions)
+        )
         return BootstrapTarget(
             options.target,
             log_dir=options.log_dir,
@@ -285,6 +315,30 @@ def _build_target(options: RunOptions) -> Target:
         )
     except ValueError as error:
         raise RunSetupError(str(error)) from None
+
+
+def _launch(options: RunOptions) -> Target:
+    """Start the broker from its launcher (``--launch``); one line when it cannot start."""
+    if options.target or options.control or options.sasl or options.user or options.log_dir:
+        raise RunSetupError(
+            "--launch starts its own broker: no --target, --control, SASL, --log-dir"
+        )
+    assert options.launch is not None
+    from lethe_conformance.targets.launched import LaunchedTarget  # noqa: PLC0415
+    from lethe_conformance.targets.launcher import LauncherError, load_launcher  # noqa: PLC0415
+    from lethe_conformance.targets.processes import DEFAULT_PORT_RANGE  # noqa: PLC0415
+
+    try:
+        spec = load_launcher(options.launch)
+        home = options.home
+        if home is None and spec.home_env and os.environ.get(spec.home_env):
+            home = Path(os.environ[spec.home_env])
+        target = LaunchedTarget(
+            spec, home=home, port_range=options.launch_ports or DEFAULT_PORT_RANGE
+        )
+        return target.start()
+    except (LauncherError, ControlError, OSError) as error:
+        raise RunSetupError(f"--launch {options.launch}: {error}") from None
 
 
 def _probe(target: Target) -> frozenset[str]:

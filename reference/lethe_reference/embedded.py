@@ -22,7 +22,9 @@ to see every tick.
 
 :meth:`EmbeddedBroker.restart` shuts the broker down cleanly and starts a new
 one on the same log directory, clock and port, so clients can reconnect to the
-same bootstrap address (a restart as Kafka's own clients experience it).
+same bootstrap address (a restart as Kafka's own clients experience it). The
+listening sockets are held over the restart (:mod:`lethe_reference.server.held_ports`),
+so no other process can take the port in between.
 
 SASL: ``sasl_port`` (0 = any free port) adds a SASL_PLAINTEXT listener beside
 the PLAINTEXT one, configured from ``config`` as Kafka reads it
@@ -57,6 +59,7 @@ from lethe_reference.injected_failures import inject
 from lethe_reference.protocol.listeners import SASL_PLAINTEXT, listener_security
 from lethe_reference.server.app import BrokerServer
 from lethe_reference.server.defaults import broker_config
+from lethe_reference.server.held_ports import HeldPorts
 from lethe_reference.server.loop_thread import LoopThread
 
 __all__ = ["EmbeddedBroker"]
@@ -88,6 +91,8 @@ class EmbeddedBroker:
         self.durable = durable
         self._server: BrokerServer | None = None
         self._runner = LoopThread("lethe-embedded", _START_TIMEOUT_S)
+        #: the listening sockets, kept over restarts (server/held_ports.py)
+        self._held = HeldPorts()
 
     # --- state ---------------------------------------------------------------------------
 
@@ -122,7 +127,7 @@ class EmbeddedBroker:
             layers = (config.dynamic_broker, config.dynamic_default, config.static)
             security = listener_security(layers, SASL_PLAINTEXT, SASL_PLAINTEXT)
             extra.append((security, self.host, self.sasl_port))
-        return BrokerServer(broker, self.host, self.port, extra_listeners=extra)
+        return BrokerServer(broker, self.host, self.port, extra_listeners=extra, held=self._held)
 
     @property
     def sasl_bootstrap(self) -> str:
@@ -154,14 +159,19 @@ class EmbeddedBroker:
         self._submit(self._start_server())
         return self
 
-    def stop(self) -> None:
-        """Clean shutdown, then stop the thread (idempotent)."""
-        if not self._runner.running:
-            return
+    def stop(self, *, keep_ports: bool = False) -> None:
+        """Clean shutdown, then stop the thread (idempotent). ``keep_ports``: the listening
+        sockets stay bound for the next :meth:`start` (a restart in two calls), so no
+        other process can take the port meanwhile; otherwise they are released."""
         try:
-            self._submit(self._stop_server())
+            if self._runner.running:
+                try:
+                    self._submit(self._stop_server())
+                finally:
+                    self._runner.stop()
         finally:
-            self._runner.stop()
+            if not keep_ports:
+                self._held.close()
 
     def __enter__(self) -> EmbeddedBroker:
         return self.start()
@@ -205,6 +215,7 @@ class EmbeddedBroker:
         tb: TracebackType | None,
     ) -> None:
         await self._stop_server()
+        self._held.close()
 
     # --- time and restarts -------------------------------------------------------------------
 

@@ -65,7 +65,8 @@ def test_the_embedded_broker_passes_the_required_profiles(
     data = _report(report)
     assert status == 0
     assert data["complete"] is True
-    assert data["required_profiles"] == ["kip107", "kip534"]
+    # every profile the embedded target offers is required (it advertises the extensions)
+    assert data["required_profiles"] == ["kip107", "kip534", "kip68", "kip694", "kip87"]
     assert data["failed_profiles"] == []
     assert data["target"]["name"] == "embedded"
     assert data["target"]["clock"] == "virtual"
@@ -133,10 +134,21 @@ def test_the_matrix_has_one_row_per_requirement_grouped_by_profile(
     out = full_run[1]
     rows = re.findall(r"^  (\S+)\s+(\S+)\s+(\S.*)$", out, flags=re.MULTILINE)
     assert {ident for ident, _, _ in rows} == _catalog_ids()
-    profiles = [profile for _, profile, _ in rows]
+    profiles = [ident.split("-")[0] for ident, _, _ in rows]
     assert profiles == sorted(profiles, key=profiles.index)  # each profile's rows together
-    assert re.search(r"^kip107 \(required\)$", out, flags=re.MULTILINE)
-    assert ("KIP107-LST-1", "kip107", "pass") in rows
+    header = re.search(r"^kip107 \(required\): (\d+) pass", out, flags=re.MULTILINE)
+    assert header is not None
+    assert int(header.group(1)) == sum(
+        1 for ident, outcome, _ in rows if ident.startswith("KIP107-") and outcome == "pass"
+    )
+    # each row carries the requirement's statement, shortened to fit the line
+    (lst1,) = [row for row in rows if row[0] == "KIP107-LST-1"]
+    assert lst1[1] == "pass"
+    catalog = json.loads((fixtures_root() / "requirements" / "kip107.json").read_text())
+    statement = next(r["statement"] for r in catalog["requirements"] if r["id"] == "KIP107-LST-1")
+    assert statement.startswith(lst1[2].rstrip("\u2026"))
+    # a row that is not a pass says why on the next line (here: the catalog's reason)
+    assert re.search(r"^  KIP107-CLI-1\s+not-observable .*\n\s+why: \S", out, re.MULTILINE)
 
 
 def test_the_html_report_is_one_file_with_no_external_references(
@@ -178,7 +190,7 @@ def test_a_wrong_expectation_fails_the_gate_and_names_the_requirement(tmp_path: 
     _wrong_expectation(tmp_path / "scenarios")
     status, out, _ = _cli("--scenarios", str(tmp_path / "scenarios"), "--report", str(tmp_path))
     assert status == 1
-    assert re.search(r"^  KIP107-LST-1\s+kip107\s+fail$", out, flags=re.MULTILINE)
+    assert re.search(r"^  KIP107-LST-1\s+fail\s+\S.*\n\s+why: steps\[2\] list_offsets: ", out, re.M)
     data = _report(tmp_path)
     assert data["complete"] is True
     assert data["failed_profiles"] == ["kip107"]
@@ -197,7 +209,7 @@ def test_a_baselined_failure_passes_the_gate(tmp_path: Path) -> None:
     baseline.write_text(json.dumps({"known_failures": [known]}))
     status, out, _ = _cli("--scenarios", str(tmp_path / "scenarios"), "--baseline", str(baseline))
     assert status == 0
-    assert re.search(r"^  KIP107-LST-1\s+kip107\s+fail \(expected-failure\)$", out, re.MULTILINE)
+    assert re.search(r"^  KIP107-LST-1\s+fail \(expected-failure\)\s+\S", out, re.MULTILINE)
 
 
 def test_the_selected_profile_leaves_other_requirements_not_selected(tmp_path: Path) -> None:
@@ -208,6 +220,19 @@ def test_the_selected_profile_leaves_other_requirements_not_selected(tmp_path: P
     rows = {r["id"]: r["outcome"] for r in _report(tmp_path)["requirements"]}
     assert status == 0
     assert rows["KIP107-LST-1"] == "not-selected"
+
+
+def test_a_selected_profile_is_the_only_one_printed_and_gated(tmp_path: Path) -> None:
+    # the failing kip107 scenario is not run: --profile kip107's failure cannot gate kip534
+    _wrong_expectation(tmp_path / "scenarios")
+    status, out, _ = _cli(
+        "--scenarios", str(tmp_path / "scenarios"), "--profile", "kip107", "--report", str(tmp_path)
+    )
+    assert status == 1
+    assert _report(tmp_path)["required_profiles"] == ["kip107"]
+    assert re.search(r"^kip107 \(required\): ", out, re.MULTILINE)
+    assert not re.search(r"^kip534", out, re.MULTILINE)  # not run, not printed
+    assert "gate failed: kip107" in out.splitlines()[-1]
 
 
 def test_an_interrupted_run_leaves_no_complete_report(

@@ -90,10 +90,13 @@ def last_checked_value(data: dict[str, Any]) -> tuple[int, list[str | int]]:
     """(step index, key path inside the step) of the last int64 (or captured-value offset)
     checked outside produce steps: the last, so the steps before it (which build the state
     it checks) still pass and the failure lands exactly there. A wait's condition counts
-    only when no other step checks a value (on the virtual clock an unmet wait is a FAIL)."""
+    only when no other step checks a value (on the virtual clock an unmet wait is a FAIL).
+    Steps of the wall clock's path do not run on the virtual target, so they never count."""
     plain: tuple[int, list[str | int]] | None = None
     waited: tuple[int, list[str | int]] | None = None
     for index, step in enumerate(data["steps"]):
+        if step.get("clock") == "wall":
+            continue
         if step["op"] == "wait":
             path = _value_path(step["until"].get("expect", {}), ["until", "expect"])
             waited = (index, path) if path is not None else waited

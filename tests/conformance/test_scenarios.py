@@ -285,16 +285,18 @@ def test_an_unreachable_target_gives_every_scenario_an_error(tmp_path: Path) -> 
     assert f"127.0.0.1:{port}" in results[0].detail
 
 
-def test_a_refused_setup_is_an_error_not_a_failure(
+def test_a_refused_setup_is_the_targets_fail_with_the_step_and_the_answer(
     embedded: EmbeddedTarget, tmp_path: Path
 ) -> None:
+    # Scenarios' setups are valid for Kafka: a target refusing one refuses a valid request
     bad = copy.deepcopy(TOPIC)
     bad["configs"]["cleanup.policy"] = "shred"
     result = run_scenario(
         embedded, scenario(tmp_path, small("kip107-t-setup", [PRODUCE], setup={"topics": [bad]}))
     )
-    assert result.outcome is Outcome.ERROR
-    assert result.detail.startswith("setup: CreateTopics t: INVALID_CONFIG")
+    assert result.outcome is Outcome.FAIL
+    assert result.detail.startswith("setup: CreateTopics t {")
+    assert "'cleanup.policy': 'shred'}: INVALID_CONFIG" in result.detail
 
 
 # --- selection and aggregation ------------------------------------------------------------

@@ -58,6 +58,7 @@ from lethe_formats.protocol.schema import Struct, message_info
 
 from lethe_conformance.client.errors import (
     AuthenticationError,
+    ConnectionClosedError,
     TargetNonsenseError,
     TargetTimeoutError,
     TargetUnreachableError,
@@ -271,7 +272,12 @@ class KafkaConnection:
             raise TargetUnreachableError(self.target, name, f"receive failed: {error}") from None
         if not data:
             self.close()
-            raise TargetUnreachableError(self.target, name, "the target closed the connection")
+            raise ConnectionClosedError(
+                self.target,
+                name,
+                "the target closed the connection",
+                advertised=api_key in self.versions,
+            )
         return data
 
     def _require_socket(self, api_key: int) -> socket.socket:

@@ -26,6 +26,7 @@ from lethe_formats.protocol.api_keys import api_name
 __all__ = [
     "AuthenticationError",
     "ClientError",
+    "ConnectionClosedError",
     "TargetNonsenseError",
     "TargetTimeoutError",
     "TargetUnreachableError",
@@ -46,6 +47,18 @@ class ClientError(Exception):
 
 class TargetUnreachableError(ClientError):
     """Could not connect, the connection closed or broke."""
+
+
+class ConnectionClosedError(TargetUnreachableError):
+    """The target closed the connection instead of answering a request.
+
+    ``advertised``: the request's API is one the target listed in ApiVersions, so
+    closing on it is the target refusing a request it claims to serve (graded as
+    the target's FAIL, not as an unreachable target)."""
+
+    def __init__(self, target: str, api: str | None, detail: str, *, advertised: bool) -> None:
+        super().__init__(target, api, detail)
+        self.advertised = advertised
 
 
 class TargetTimeoutError(TargetUnreachableError):

@@ -18,10 +18,16 @@ Shape (``report.json``)::
                                         or "not-selected"
          "verdict", "reason",           baseline verdict (null when nothing ran); for
                                         not-observable, the catalog's reason
+         "why",                         for any outcome but pass: the worst scenario's
+                                        detail (the mismatch, the missing capability and
+                                        what would provide it) or the catalog's reason
          "scenarios": {scenario id: outcome}}
       ],
+      "profiles": {profile: {state: n}},  the requirement states counted per profile
+      "retries": {error name: n},       retriable errors the runner absorbed (readiness.py)
       "scenarios": [
         {"id", "source", "profile", "outcome", "verdict", "detail", "duration_s",
+         "retries": {error name: n},
          "mismatches": [{"step", "op", "path", "expected", "actual"}]}
       ],
       "baseline_unmatched": [{"kind", "id", "reason"}]
@@ -75,6 +81,8 @@ def report_data(run: ConformanceRun) -> dict[str, Any]:
         "failed_profiles": list(run.failed_profiles),
         "gate": "failed" if run.failed_profiles else "passed",
         "summary": {state: counts.get(state, 0) for state in STATES},
+        "profiles": _per_profile(rows),
+        "retries": _retries(run),
         "requirements": rows,
         "scenarios": _scenario_rows(run),
         "baseline_unmatched": [
@@ -95,6 +103,36 @@ def incomplete_data(error: str, started: str, lethe_version: str) -> dict[str, A
     }
 
 
+def _per_profile(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    out: dict[str, Counter[str]] = {}
+    for row in rows:
+        out.setdefault(row["profile"], Counter())[row["outcome"]] += 1
+    return {p: {s: c[s] for s in STATES if c[s]} for p, c in out.items()}
+
+
+def _retries(run: ConformanceRun) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for result in run.results:
+        total.update(result.retries)
+    return dict(sorted(total.items()))
+
+
+def _why(outcome: str, reason: str, result: Any, details: dict[str, str], note: str | None) -> str:
+    """Why a requirement did not pass: a scenario's note (a requirement only a virtual
+    clock shows), the worst scenario's detail, the catalog's reason (not-observable),
+    or the baseline's reason."""
+    if outcome in (Outcome.PASS.value, NOT_SELECTED):
+        return ""
+    if note and outcome == Outcome.NOT_APPLICABLE.value:
+        return note
+    if result is None:
+        return reason or ("no scenario covers it" if outcome == NOT_COVERED else "")
+    for scenario_id, scenario_outcome in result.scenarios.items():
+        if scenario_outcome.value == outcome and details.get(scenario_id):
+            return details[scenario_id]
+    return reason
+
+
 def _target(run: ConformanceRun) -> dict[str, Any]:
     caps = run.capabilities
     return {
@@ -113,6 +151,8 @@ def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
     graded = requirement_results(run.results)
     verdicts = {i.ident: i for i in run.gate.items if i.kind == "requirement"}
     covered = {rid for s in run.scenarios for rid in s.requirements}
+    details = {r.scenario_id: r.detail for r in run.results}
+    notes = {req: why for r in run.results for req, why in r.notes.items()}
     rows = []
     for req in run.catalog:
         result = graded.get(req.id)
@@ -120,7 +160,8 @@ def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
         reason = "" if verdict is None else verdict.reason
         if result is not None:
             outcome = result.outcome.value
-        elif req.id in covered:
+            reason = reason or _note(run, req.id)
+        elif req.id in covered or (run.profiles and req.profile not in run.profiles):
             outcome = NOT_SELECTED
         elif req.not_observable is not None:
             outcome, reason = NOT_OBSERVABLE, req.not_observable
@@ -136,12 +177,20 @@ def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
                 "outcome": outcome,
                 "verdict": None if verdict is None else verdict.verdict.value,
                 "reason": reason,
+                "why": _why(outcome, reason, result, details, notes.get(req.id)),
                 "scenarios": {}
                 if result is None
                 else {sid: o.value for sid, o in result.scenarios.items()},
             }
         )
     return rows
+
+
+def _note(run: ConformanceRun, requirement: str) -> str:
+    """Why a scenario that ran left ``requirement`` unjudged (e.g. it needs a virtual
+    clock and the target runs on the wall clock): the scenarios' notes, joined."""
+    notes = {r.notes[requirement] for r in run.results if requirement in r.notes}
+    return "; ".join(sorted(notes))
 
 
 def _scenario_rows(run: ConformanceRun) -> list[dict[str, Any]]:
@@ -158,6 +207,7 @@ def _scenario_rows(run: ConformanceRun) -> list[dict[str, Any]]:
                 "verdict": None if verdict is None else verdict.verdict.value,
                 "detail": result.detail,
                 "duration_s": round(result.duration_s, 3),
+                "retries": dict(result.retries),
                 "mismatches": [
                     {
                         "step": step.index,

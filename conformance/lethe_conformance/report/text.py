@@ -4,14 +4,19 @@ Theory of operation
 -------------------
 ::
 
-    kip107 (required)
-      KIP107-API-1    kip107  pass
-      KIP107-API-2    kip107  not-covered
+    kip107 (required): 40 pass, 1 fail
+      KIP107-API-1    pass            DeleteRecords is API key 21 ...
+      KIP107-API-2    fail            The low watermark ...
+                      why: steps[3] delete_records: $.steps[3].expect...: expected 5, got 3
     ...
-    target embedded: 130 pass, 2 fail, 79 not-covered, ... ; gate failed: kip107
+    target kafka (...): 130 pass, 2 fail, ...; 4 retries (NOT_LEADER_OR_FOLLOWER 4); gate failed
 
-A baselined failure shows its verdict (``fail (expected-failure)``). Reads only
-the document from :func:`~lethe_conformance.report.data.report_data`.
+Each row carries the requirement's statement, shortened to the terminal's
+width; every row that is not a pass says why on the next line (the
+mismatch, the missing capability and what would provide it, or the
+catalog's reason). A baselined failure shows its verdict (``fail
+(expected-failure)``). Reads only the document from
+:func:`~lethe_conformance.report.data.report_data`.
 """
 
 from __future__ import annotations
@@ -19,7 +24,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["by_profile", "outcome_label", "render_matrix", "statement_text", "summary_line"]
+__all__ = [
+    "LINE_WIDTH",
+    "by_profile",
+    "outcome_label",
+    "render_matrix",
+    "shorten",
+    "statement_text",
+    "summary_line",
+]
+
+#: The matrix's line width (requirement statements and reasons are cut to fit).
+LINE_WIDTH = 160
+_OUTCOME_WIDTH = 14
 
 
 def by_profile(rows: Sequence[Mapping[str, Any]]) -> Iterator[tuple[str, list[Mapping[str, Any]]]]:
@@ -51,19 +68,39 @@ def summary_line(data: Mapping[str, Any]) -> str:
         gate = f"gate failed: {', '.join(data['failed_profiles'])}"
     else:
         gate = f"gate passed (required: {', '.join(data['required_profiles']) or 'none'})"
+    retries = data.get("retries") or {}
+    if retries:
+        listed = ", ".join(f"{name} {n}" for name, n in retries.items())
+        gate = f"{sum(retries.values())} retries ({listed}); {gate}"
     return f"target {data['target']['name']}: {counts}; {gate}"
 
 
-def render_matrix(data: Mapping[str, Any]) -> str:
+def render_matrix(data: Mapping[str, Any], columns: int = LINE_WIDTH) -> str:
     rows = data["requirements"]
     width = max((len(r["id"]) for r in rows), default=2)
     required = set(data["required_profiles"])
+    counts = data.get("profiles", {})
     lines: list[str] = []
     for profile, group in by_profile(rows):
+        if all(row["outcome"] == "not-selected" for row in group):
+            continue  # --profile: the matrix shows what the run ran and gates
         note = " (required)" if profile in required else ""
-        lines.append(f"{profile}{note}")
+        tally = ", ".join(f"{n} {state}" for state, n in counts.get(profile, {}).items())
+        lines.append(f"{profile}{note}" + (f": {tally}" if tally else ""))
         for row in group:
-            lines.append(f"  {row['id']:<{width}}  {profile:<7}  {outcome_label(row)}")
+            head = f"  {row['id']:<{width}}  {outcome_label(row):<{_OUTCOME_WIDTH}}  "
+            lines.append(head + shorten(str(row["statement"]), columns - len(head)))
+            why = row.get("why")
+            if why and row["outcome"] != "pass":
+                indent = " " * (width + 4)
+                lines.append(indent + shorten(f"why: {why}", columns - len(indent)))
         lines.append("")
     lines.append(summary_line(data))
     return "\n".join(lines) + "\n"
+
+
+def shorten(text: str, room: int) -> str:
+    """``text`` on one line, cut to ``room`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    room = max(room, 20)
+    return flat if len(flat) <= room else flat[: room - 1] + "\u2026"

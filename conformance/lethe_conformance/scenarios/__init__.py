@@ -13,7 +13,7 @@ from lethe_conformance.scenarios.loader import (
     load_scenarios,
     scenarios_root,
 )
-from lethe_conformance.scenarios.model import Scenario, ScenarioError
+from lethe_conformance.scenarios.model import Scenario, ScenarioError, wall_clock_broker_configs
 from lethe_conformance.scenarios.runner import Selection, SetupError, run_scenario, run_scenarios
 
 __all__ = [
@@ -27,4 +27,5 @@ __all__ = [
     "run_scenario",
     "run_scenarios",
     "scenarios_root",
+    "wall_clock_broker_configs",
 ]

@@ -18,7 +18,9 @@ cleaning's start time plus ``delete.retention.ms``). A step can capture such a
 value under a name (``produce``'s ``capture.log_append_time``: the broker's
 time, read from the Produce response of a LogAppendTime topic), and a later
 expectation refers to it as ``{"ref": name, "plus": "6000"}``;
-:meth:`RunContext.value` resolves both forms.
+:meth:`RunContext.value` resolves both forms. On the wall clock such a value is
+known only between two captured times: ``{"between": [low, high]}``, judged by
+:meth:`RunContext.judge_int`.
 
 Principals (capability ``principals``): while a step runs with
 ``"principal": role`` (:meth:`RunContext.acting_as`), :meth:`RunContext.conn`
@@ -89,6 +91,8 @@ class RunContext:
         self._acting: str | None = None
         self._role_conns: dict[str, KafkaConnection] = {}
         self.acls: list[Acl] = []
+        #: retriable errors the runner absorbed, by error name (scenarios/readiness.py)
+        self.retries: dict[str, int] = {}
 
     @property
     def virtual_clock(self) -> bool:
@@ -167,6 +171,10 @@ class RunContext:
                 return symbol
         return name
 
+    def note_retry(self, error: str) -> None:
+        """Count one retry after the retriable ``error`` (the report shows the counts)."""
+        self.retries[error] = self.retries.get(error, 0) + 1
+
     def capture(self, name: str, value: int) -> None:
         """Remember ``value`` under ``name`` for later ``{"ref": name}`` expectations."""
         self.values[name] = value
@@ -183,6 +191,16 @@ class RunContext:
         if name not in self.values:
             raise ScenarioError(self.scenario.source, "", f"value {name!r} was never captured")
         return self.values[name] + int(spec.get("plus", "0"))
+
+    def judge_int(self, exp: Expectations, path: str, spec: Any, actual: int | None) -> None:
+        """Compare ``actual`` with an int64 expectation: exact, or ``{"between": [lo, hi]}``
+        (both ends included, each a decimal string or a captured reference)."""
+        if isinstance(spec, Mapping) and "between" in spec:
+            low, high = (self.value(end) for end in spec["between"])
+            if actual is None or not low <= actual <= high:
+                exp.mismatches.append(Mismatch(path, f"between {low} and {high}", render(actual)))
+            return
+        exp.equal(path, self.value(spec), actual)
 
     def group(self, symbol: str) -> str:
         return self._name(symbol)

@@ -15,7 +15,11 @@ with the file and a location:
    subset of the scenario's; every capability an op needs is in ``requires``
    (also inside ``wait.until``); error names are Kafka's; replayed topics are
    declared in setup and the fixture folders exist; every ``{"ref": name}``
-   names a value an earlier step captured;
+   names a value an earlier step of the same path captured; a scenario with a
+   path per clock (steps with ``clock``) has ``wall_clock``, lists no time-control
+   capability in ``requires`` (only its virtual steps use them), and
+   ``wall_clock.virtual_only`` names exactly the requirements no wall-path step
+   shows;
 4. every requirement ID exists in the requirement catalog (the message names
    the scenario and the ID). By default the catalog is fixtures/requirements/;
    ``known_requirements`` gives another set of IDs, and ``check_catalog=False``
@@ -36,7 +40,14 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unus
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.protocol.error_codes import ErrorCode
 
-from lethe_conformance.scenarios.model import CAPABILITY_OF_OP, Scenario, ScenarioError
+from lethe_conformance.scenarios.model import (
+    CAPABILITY_OF_OP,
+    TIME_CONTROL,
+    VIRTUAL,
+    WALL,
+    Scenario,
+    ScenarioError,
+)
 
 __all__ = [
     "known_requirement_ids",
@@ -151,7 +162,7 @@ def _check_rules(data: Mapping[str, Any], path: Path) -> None:
         raise ScenarioError(source, "$.id", f"id {data['id']!r} differs from the file name")
     covered = set(data["requirements"])
     requires = set(data["requires"])
-    captured: set[str] = set()
+    _check_clocks(data, source)
     for index, step in enumerate(data["steps"]):
         where = f"$.steps[{index}]"
         extra = set(step.get("requirements", ())) - covered
@@ -171,18 +182,15 @@ def _check_rules(data: Mapping[str, Any], path: Path) -> None:
             )
         for op in _ops(step):
             needed = CAPABILITY_OF_OP.get(op)
-            if needed is not None and needed not in requires:
+            implied = step.get("clock") == VIRTUAL and needed in TIME_CONTROL
+            if needed is not None and needed not in requires and not implied:
                 raise ScenarioError(source, where, f"op {op!r} needs {needed!r} in $.requires")
         if step["op"] == "produce" and "replay" in step:
             _check_fixture(step["replay"], source, f"{where}.replay")
         if step["op"] == "restart_with_files":
             _check_copies(step["files"], source, f"{where}.files")
-        for json_path, name in _refs(step, where):
-            if name not in captured:
-                raise ScenarioError(
-                    source, json_path, f"value {name!r} is captured by no earlier step"
-                )
-        captured.update(step.get("capture", {}).values())
+    for clock in (VIRTUAL, WALL) if "wall_clock" in data else (None,):
+        _check_captures(data["steps"], source, clock)
     for json_path, name in _error_names(data, "$"):
         if name not in ErrorCode.__members__:
             raise ScenarioError(source, json_path, f"unknown Kafka error name {name!r}")
@@ -190,6 +198,68 @@ def _check_rules(data: Mapping[str, Any], path: Path) -> None:
     if data["setup"].get("broker_configs") and "own-log-dir" not in requires:
         raise ScenarioError(
             source, "$.setup.broker_configs", "broker settings need 'own-log-dir' in $.requires"
+        )
+
+
+def _check_captures(steps: list[Mapping[str, Any]], source: str, clock: str | None) -> None:
+    """Every ``{"ref": name}`` of a path names a value an earlier step of it captured."""
+    captured: set[str] = set()
+    for index, step in enumerate(steps):
+        if clock is not None and step.get("clock", clock) != clock:
+            continue
+        for json_path, name in _refs(step, f"$.steps[{index}]"):
+            if name not in captured:
+                path = "" if clock is None else f" on the {clock} clock's path"
+                raise ScenarioError(
+                    source, json_path, f"value {name!r} is captured by no earlier step{path}"
+                )
+        capture = step.get("capture", {})
+        captured.update([capture] if isinstance(capture, str) else capture.values())
+
+
+def _check_clocks(data: Mapping[str, Any], source: str) -> None:
+    """The rules of a scenario with a path per clock (README, *Time*)."""
+    clocked = [i for i, step in enumerate(data["steps"]) if "clock" in step]
+    if "wall_clock" not in data:
+        if clocked:
+            raise ScenarioError(
+                source, f"$.steps[{clocked[0]}].clock", "a step's clock needs $.wall_clock"
+            )
+        return
+    listed = TIME_CONTROL & set(data["requires"])
+    if listed:
+        raise ScenarioError(
+            source,
+            "$.requires",
+            f"{sorted(listed)} would keep the wall path from running: "
+            "only steps with clock 'virtual' may use them",
+        )
+    shown_on_wall: set[str] = set()
+    tied: set[str] = set()
+    for step in data["steps"]:
+        tied.update(step.get("requirements", ()))
+        if step.get("clock", WALL) == WALL:
+            shown_on_wall.update(step.get("requirements", ()))
+    untied = set(data["requirements"]) - tied
+    virtual_only = [
+        (index, requirement)
+        for index, entry in enumerate(data["wall_clock"].get("virtual_only", ()))
+        for requirement in entry["requirements"]
+    ]
+    named = {requirement for _, requirement in virtual_only}
+    for index, requirement in virtual_only:
+        if requirement in shown_on_wall or requirement in untied or requirement not in tied:
+            raise ScenarioError(
+                source,
+                f"$.wall_clock.virtual_only[{index}]",
+                f"{requirement} is shown on the wall path too (or by no step)",
+            )
+    missing = tied - shown_on_wall - named
+    if missing:
+        raise ScenarioError(
+            source,
+            "$.wall_clock.virtual_only",
+            f"{sorted(missing)}: shown by virtual-clock steps only, so list them with the reason",
         )
 
 

@@ -7,22 +7,34 @@ Theory of operation
     run_scenarios(target, scenarios, select=...)        -> list[ScenarioResult]
       for each selected scenario:
         profile offered?          no  -> UNSUPPORTED      (target.profiles(), discovered)
-        capabilities present?     no  -> NOT_APPLICABLE   (scenario.requires)
+        path (steps with "clock"): the virtual path where the target has clock-control
+                                  and the time-control capabilities its steps use,
+                                  else the wall path (waits only)
+        capabilities present?     no  -> NOT_APPLICABLE   (what the path needs)
         cluster-control required: run it on target.clustered(), brokers of its own,
                                   topics with replication factor 3, roles resolved
                                   after setup, a step's "broker" routes its requests
         own-log-dir required:     run it on target.isolated(), a broker of its own
                                   (setup.broker_configs on top of the target's settings)
-        setup: create topics (unique names), wait for leaders, replay fixture batches
+        the target recovers first (a launched node a broken scenario left down starts)
+        setup: create topics (unique names), wait until their leaders serve (a probe,
+               scenarios/readiness.py), replay fixture batches
         steps in order (a step with "principal" runs as that role), stop at the
-        first that does not pass:
+        first that does not pass; on a wall-clock target a step answered only with
+        a retriable error (NOT_LEADER_OR_FOLLOWER, ...) is sent again within a bound,
+        and after a restart or an election the leader probe runs again:
           mismatches                         -> FAIL (expected vs actual, JSON path)
+          a valid setup step refused, the
+          connection closed on an advertised
+          API                                -> FAIL (the step and the answer)
           UnsupportedApiError                -> UNSUPPORTED
           CapabilityMissingError             -> NOT_APPLICABLE
           WaitExpiredError                   -> INCONCLUSIVE (wall clock) / FAIL (virtual)
           unreachable, nonsense, control,
           malformed step, anything else      -> ERROR
         delete the ACLs the scenario created and its topics (best effort)
+        wall path: requirements only the virtual path shows -> NOT_APPLICABLE, with
+                   the scenario's reason (wall_clock.virtual_only) in ``notes``
 
     requirement_results(results)  (outcomes.py)          -> worst outcome per requirement
 
@@ -35,7 +47,7 @@ argument) raise.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -43,15 +55,29 @@ from lethe_formats.errors import FormatError
 from lethe_formats.protocol.error_codes import ErrorCode, error_name
 
 from lethe_conformance.client import acl_calls, calls
-from lethe_conformance.client.errors import ClientError, UnsupportedApiError
+from lethe_conformance.client.errors import (
+    ClientError,
+    ConnectionClosedError,
+    UnsupportedApiError,
+)
 from lethe_conformance.outcomes import Outcome, ScenarioResult, StepResult
 from lethe_conformance.scenarios.context import RunContext
-from lethe_conformance.scenarios.model import Scenario, ScenarioError, Step
+from lethe_conformance.scenarios.model import VIRTUAL, WALL, Scenario, ScenarioError, Step
 from lethe_conformance.scenarios.ops import OPS, WaitExpiredError
 from lethe_conformance.scenarios.ops.cluster import resolve_roles
 from lethe_conformance.scenarios.ops.messages import replay_entries
+from lethe_conformance.scenarios.readiness import (
+    REELECTING_OPS,
+    RETRIABLE,
+    RETRY_BOUND_S,
+    RETRY_PAUSE_S,
+    NotServingError,
+    await_leaders,
+    retriable_error,
+)
 from lethe_conformance.targets.base import (
     OWN_LOG_DIR,
+    PROVIDED_BY,
     CapabilityMissingError,
     ControlError,
     LocalTarget,
@@ -59,14 +85,23 @@ from lethe_conformance.targets.base import (
 )
 from lethe_conformance.targets.cluster import CLUSTER_CONTROL, CLUSTER_SIZE, ClusterHost
 
-__all__ = ["Selection", "SetupError", "run_scenario", "run_scenarios"]
-
-_LEADER_WAIT_S = 30.0
-_LEADER_POLL_S = 0.1
+__all__ = [
+    "Selection",
+    "SetupError",
+    "SetupRefusedError",
+    "clock_path",
+    "run_scenario",
+    "run_scenarios",
+]
 
 
 class SetupError(Exception):
-    """The target refused the scenario's setup (graded ERROR: nothing was judged)."""
+    """The scenario's setup could not be done (graded ERROR: nothing was judged)."""
+
+
+class SetupRefusedError(SetupError):
+    """The target refused a valid setup request (a topic, a fixture batch): graded as the
+    target's FAIL with the step and the answer, since a conforming broker accepts it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +135,22 @@ def run_scenarios(
 ) -> list[ScenarioResult]:
     """Every selected scenario's result, in the given order."""
     chosen = [s for s in scenarios if select is None or select.matches(s)]
-    return [run_scenario(target, scenario, cleanup=cleanup) for scenario in chosen]
+    return [_recovered(target, scenario, cleanup) for scenario in chosen]
+
+
+def _recovered(target: Target, scenario: Scenario, cleanup: bool) -> ScenarioResult:
+    """Run ``scenario`` after the target recovered from what an earlier one left broken
+    (a launched node down, an embedded broker stopped); a target that cannot recover
+    is this scenario's ERROR, and the next scenario tries again."""
+    recover = getattr(target, "recover", None)
+    if recover is not None:
+        started = time.monotonic()
+        try:
+            recover()
+        except Exception as error:  # a broken target: this scenario's ERROR, never the run's
+            detail = f"the target could not recover: {type(error).__name__}: {error}"
+            return _result(scenario, Outcome.ERROR, detail, (), started)
+    return run_scenario(target, scenario, cleanup=cleanup)
 
 
 def run_scenario(
@@ -112,51 +162,84 @@ def run_scenario(
     if gate is not None:
         outcome, detail = gate
         return _result(scenario, outcome, detail, (), started)
+    clock = clock_path(scenario, target.capabilities.names())
     if CLUSTER_CONTROL in scenario.requires:
-        return _run_clustered(cast(ClusterHost, target), scenario, cleanup, token, started)
+        return _run_clustered(
+            cast(ClusterHost, target), scenario, cleanup, token, started, clock=clock
+        )
     if OWN_LOG_DIR in scenario.requires:
-        return _run_isolated(cast(LocalTarget, target), scenario, cleanup, token, started)
-    return _run_steps(target, scenario, cleanup, token, started)
+        return _run_isolated(
+            cast(LocalTarget, target), scenario, cleanup, token, started, clock=clock
+        )
+    return _run_steps(target, scenario, cleanup, token, started, clock=clock)
+
+
+def clock_path(scenario: Scenario, capabilities: frozenset[str]) -> str | None:
+    """Which path of a scenario runs on a target with ``capabilities``: None for a
+    scenario with one path, ``virtual`` where the target has what that path needs,
+    else ``wall`` (README, *Time*)."""
+    if scenario.wall_clock is None:
+        return None
+    return VIRTUAL if scenario.needs(VIRTUAL) <= capabilities else WALL
 
 
 def _run_isolated(
-    target: LocalTarget, scenario: Scenario, cleanup: bool, token: str | None, started: float
+    target: LocalTarget,
+    scenario: Scenario,
+    cleanup: bool,
+    token: str | None,
+    started: float,
+    *,
+    clock: str | None,
 ) -> ScenarioResult:
     """The scenario on a broker of its own (own-log-dir); failing to start one is an ERROR."""
     try:
         overrides = scenario.broker_configs
         with target.isolated(overrides) if overrides else target.isolated() as own:
-            return _run_steps(own, scenario, cleanup, token, started)
+            return _run_steps(own, scenario, cleanup, token, started, clock=clock)
     except Exception as error:  # starting or stopping the broker: never end the run
         detail = f"a broker of its own: {type(error).__name__}: {error}"
         return _result(scenario, Outcome.ERROR, detail, (), started)
 
 
 def _run_clustered(
-    target: ClusterHost, scenario: Scenario, cleanup: bool, token: str | None, started: float
+    target: ClusterHost,
+    scenario: Scenario,
+    cleanup: bool,
+    token: str | None,
+    started: float,
+    *,
+    clock: str | None,
 ) -> ScenarioResult:
     """The scenario on a cluster of its own (cluster-control); failing to start one is an ERROR."""
     try:
         with target.clustered() as cluster:
-            return _run_steps(cluster, scenario, cleanup, token, started)
+            return _run_steps(cluster, scenario, cleanup, token, started, clock=clock)
     except Exception as error:  # starting or stopping the cluster: never end the run
         detail = f"a cluster of its own: {type(error).__name__}: {error}"
         return _result(scenario, Outcome.ERROR, detail, (), started)
 
 
 def _run_steps(
-    target: Target, scenario: Scenario, cleanup: bool, token: str | None, started: float
+    target: Target,
+    scenario: Scenario,
+    cleanup: bool,
+    token: str | None,
+    started: float,
+    *,
+    clock: str | None,
 ) -> ScenarioResult:
-    """Setup, steps and cleanup of a scenario that passed the gate."""
+    """Setup, steps and cleanup of a scenario that passed the gate, on ``clock``'s path."""
     ctx = RunContext(target, scenario, token)
     steps: list[StepResult] = []
     try:
         setup = _guarded(ctx, -1, "setup", _setup)
         if setup.outcome is not Outcome.PASS:
-            return _result(scenario, setup.outcome, f"setup: {setup.detail}", (setup,), started)
+            detail = f"setup: {setup.detail}"
+            return _result(scenario, setup.outcome, detail, (setup,), started, retries=ctx.retries)
         if CLUSTER_CONTROL in scenario.requires:
             ctx.roles = resolve_roles(ctx)
-        for step in scenario.steps:
+        for step in scenario.steps_on(clock):
             ctx.route = step.data.get("broker")  # cluster-control: a role
             result = _guarded(ctx, step.index, step.op, _run_step, step)
             ctx.route = None
@@ -169,7 +252,9 @@ def _run_steps(
         ctx.close()
     last = steps[-1]
     detail = "" if last.outcome is Outcome.PASS else f"steps[{last.index}] {last.op}: {last.detail}"
-    return _result(scenario, last.outcome, detail, tuple(steps), started)
+    return _result(
+        scenario, last.outcome, detail, tuple(steps), started, clock=clock, retries=ctx.retries
+    )
 
 
 def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
@@ -183,17 +268,31 @@ def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
             Outcome.UNSUPPORTED,
             f"target {target.name} does not offer profile {scenario.profile}",
         )
-    missing = scenario.requires - target.capabilities.names()
+    names = target.capabilities.names()
+    missing = scenario.needs(clock_path(scenario, names)) - names
     if missing:
-        return Outcome.NOT_APPLICABLE, f"target {target.name} lacks {', '.join(sorted(missing))}"
+        lacks = "; ".join(
+            f"{name} (provided by {PROVIDED_BY[name]})" if name in PROVIDED_BY else name
+            for name in sorted(missing)
+        )
+        return Outcome.NOT_APPLICABLE, f"target {target.name} lacks {lacks}"
     return None
 
 
 def _run_step(ctx: RunContext, step: Step) -> StepResult:
-    with ctx.acting_as(step.data.get("principal")):
-        mismatches = OPS[step.op](ctx, step.data, f"$.{step.path}")
+    deadline = time.monotonic() + RETRY_BOUND_S
+    while True:
+        with ctx.acting_as(step.data.get("principal")):
+            mismatches = OPS[step.op](ctx, step.data, f"$.{step.path}")
+        retriable = None if ctx.virtual_clock else retriable_error(mismatches)
+        if retriable is None or time.monotonic() >= deadline:
+            break
+        ctx.note_retry(retriable)
+        time.sleep(RETRY_PAUSE_S)
     if mismatches:
         return StepResult(step.index, step.op, Outcome.FAIL, str(mismatches[0]), tuple(mismatches))
+    if step.op in REELECTING_OPS and not ctx.virtual_clock:
+        await_leaders(ctx)
     return StepResult(step.index, step.op, Outcome.PASS)
 
 
@@ -214,7 +313,16 @@ def _guarded(
     except WaitExpiredError as error:
         outcome = Outcome.FAIL if error.virtual else Outcome.INCONCLUSIVE
         return StepResult(index, op, outcome, str(error), tuple(error.mismatches))
-    except (ClientError, ControlError, SetupError, ScenarioError) as error:
+    except SetupRefusedError as error:  # the target refused a valid request
+        ctx.drop_connection()
+        return StepResult(index, op, Outcome.FAIL, str(error))
+    except ConnectionClosedError as error:
+        ctx.drop_connection()
+        if error.advertised:  # closing on an API it advertises: the target's wrong answer
+            detail = f"{error} instead of answering (the API is advertised)"
+            return StepResult(index, op, Outcome.FAIL, detail)
+        return StepResult(index, op, Outcome.ERROR, str(error))
+    except (ClientError, ControlError, SetupError, ScenarioError, NotServingError) as error:
         ctx.drop_connection()
         return StepResult(index, op, Outcome.ERROR, str(error))
     except Exception as error:  # never let one scenario end the run
@@ -236,39 +344,35 @@ def _setup(ctx: RunContext) -> None:
         code = answer[0].error_code if answer else ErrorCode.UNKNOWN_SERVER_ERROR
         if code != ErrorCode.NONE:
             message = answer[0].error_message if answer else "no result"
-            raise SetupError(f"CreateTopics {topic.symbol}: {error_name(code)}: {message}")
-    _wait_for_leaders(ctx)
+            raise SetupRefusedError(
+                f"CreateTopics {topic.symbol} {dict(topic.configs)}: {error_name(code)}: {message}"
+            )
+    await_leaders(ctx)
     for index, spec in enumerate(ctx.scenario.replay):
         assert spec.topic is not None and spec.partition is not None
         for number, payload in enumerate(replay_entries(spec)):
-            response = calls.produce(conn, ctx.topic(spec.topic), spec.partition, payload)
-            code = response.responses[0].partition_responses[0].error_code
-            if code != ErrorCode.NONE:
-                raise SetupError(f"replay[{index}] batch {number}: {error_name(code)}")
+            _replay_one(ctx, ctx.topic(spec.topic), spec.partition, payload, f"{index}] {number}")
 
 
-def _wait_for_leaders(ctx: RunContext) -> None:
-    """Kafka creates partitions asynchronously: wait until each has a leader."""
-    names = [ctx.topic(t.symbol) for t in ctx.scenario.topics]
-    if not names:
-        return
-    deadline = time.monotonic() + _LEADER_WAIT_S
+def _replay_one(ctx: RunContext, topic: str, partition: int, payload: bytes, where: str) -> None:
+    """Produce one fixture batch; retriable answers are retried within the bound (wall
+    clock), any other refusal is the target refusing a valid batch."""
+    deadline = time.monotonic() + RETRY_BOUND_S
     while True:
-        topics = calls.metadata(ctx.conn(), names).topics
-        ready = {
-            t.name
-            for t in topics
-            if t.error_code == ErrorCode.NONE
-            and t.partitions
-            and all(p.leader_id >= 0 for p in t.partitions)
-        }
-        if ready >= set(names):
+        response = calls.produce(ctx.conn(), topic, partition, payload)
+        answer = response.responses[0].partition_responses[0]
+        code = answer.error_code
+        if code == ErrorCode.NONE:
             return
-        if time.monotonic() >= deadline:
-            raise SetupError(
-                f"topics without leaders after {_LEADER_WAIT_S} s: {sorted(set(names) - ready)}"
+        name = error_name(code)
+        if ctx.virtual_clock or name not in RETRIABLE or time.monotonic() >= deadline:
+            message = getattr(answer, "error_message", None) or ""
+            raise SetupRefusedError(
+                f"replay[{where.replace('] ', '] batch ')}: Produce answered {name}"
+                + (f": {message}" if message else "")
             )
-        time.sleep(_LEADER_POLL_S)
+        ctx.note_retry(name)
+        time.sleep(RETRY_PAUSE_S)
 
 
 def _cleanup(ctx: RunContext) -> None:
@@ -287,27 +391,57 @@ def _cleanup(ctx: RunContext) -> None:
 
 
 def _result(
-    scenario: Scenario, outcome: Outcome, detail: str, steps: Sequence[StepResult], started: float
+    scenario: Scenario,
+    outcome: Outcome,
+    detail: str,
+    steps: Sequence[StepResult],
+    started: float,
+    *,
+    clock: str | None = None,
+    retries: Mapping[str, int] | None = None,
 ) -> ScenarioResult:
+    notes = _wall_clock_notes(scenario) if clock == WALL else {}
+    if notes and not detail:
+        detail = f"wall clock: {len(notes)} requirement(s) need a virtual clock"
     return ScenarioResult(
         scenario_id=scenario.id,
         source=scenario.source,
         profile=scenario.profile,
         outcome=outcome,
         detail=detail,
-        requirements=_requirement_outcomes(scenario, outcome, steps),
+        requirements=_requirement_outcomes(scenario, outcome, steps, clock, notes),
         steps=tuple(steps),
         duration_s=time.monotonic() - started,
+        notes=notes,
+        retries=dict(retries or {}),
     )
 
 
+def _wall_clock_notes(scenario: Scenario) -> dict[str, str]:
+    """Requirement -> why only a virtual clock shows it (the scenario's ``wall_clock``)."""
+    if scenario.wall_clock is None:
+        return {}
+    return {
+        requirement: f"needs a virtual clock: {why}"
+        for requirement, why in scenario.wall_clock.virtual_only.items()
+    }
+
+
 def _requirement_outcomes(
-    scenario: Scenario, outcome: Outcome, steps: Sequence[StepResult]
+    scenario: Scenario,
+    outcome: Outcome,
+    steps: Sequence[StepResult],
+    clock: str | None,
+    notes: dict[str, str],
 ) -> dict[str, Outcome]:
-    """A requirement tied to steps that all passed passes; any other takes ``outcome``."""
+    """A requirement tied to steps that all passed passes; any other takes ``outcome``;
+    one that only the other clock's path shows is NOT_APPLICABLE (``notes`` say why)."""
     passed = {s.index for s in steps if s.outcome is Outcome.PASS}
     out: dict[str, Outcome] = {}
     for requirement in scenario.requirements:
-        tied = [s.index for s in scenario.steps if requirement in s.requirements]
+        if requirement in notes:
+            out[requirement] = Outcome.NOT_APPLICABLE
+            continue
+        tied = [s.index for s in scenario.steps_on(clock) if requirement in s.requirements]
         out[requirement] = Outcome.PASS if tied and set(tied) <= passed else outcome
     return out

@@ -61,6 +61,7 @@ __all__ = [
     "LOG_DIR",
     "OWN_LOG_DIR",
     "PRINCIPALS",
+    "PROVIDED_BY",
     "RESTART",
     "ROLES",
     "TRIGGER_CLEANING",
@@ -95,6 +96,18 @@ ALL_CAPABILITIES = frozenset(
         INJECT_FAILURE,
     }
 )
+#: What would give a target each capability: the report's "why" of a NOT_APPLICABLE.
+PROVIDED_BY: dict[str, str] = {
+    CLOCK_CONTROL: "the embedded target, or a --control hook declaring advance-time",
+    LOG_DIR: "--log-dir, --launch, or the embedded target",
+    RESTART: "--launch, the embedded target, or a --control hook declaring restart",
+    TRIGGER_CLEANING: "the embedded target, or a --control hook declaring trigger-cleaning",
+    EDIT_LOG_DIR: "--launch or the embedded target (the runner owns the process)",
+    OWN_LOG_DIR: "--launch or the embedded target (the runner owns the process)",
+    CLUSTER_CONTROL: "the embedded target, or --launch with a cluster launcher (kafka)",
+    PRINCIPALS: "--sasl-user and --user-sasl-user, --launch, or the embedded target",
+    INJECT_FAILURE: "the embedded target (failures injected inside the broker)",
+}
 #: The principal roles a scenario names (capability ``principals``).
 ROLES = ("admin", "user")
 

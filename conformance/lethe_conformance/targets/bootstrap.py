@@ -63,7 +63,7 @@ from lethe_conformance.targets.base import (
 )
 from lethe_conformance.targets.profiles import discover_profiles
 
-__all__ = ["ADVANCE_TIME", "BootstrapTarget", "ControlHook", "parse_bootstrap"]
+__all__ = ["ADVANCE_TIME", "HOOK_ACTIONS", "BootstrapTarget", "ControlHook", "parse_bootstrap"]
 
 ADVANCE_TIME = "advance-time"
 RESTART_ACTION = "restart"

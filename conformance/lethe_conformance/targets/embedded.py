@@ -43,7 +43,10 @@ has no ACLs until a scenario grants some, and ``allow.everyone.if.no.acl.found``
 is false, Kafka's default.
 
 The clock starts at :data:`DEFAULT_START_MS` (2027-01-15T08:00:00Z), after every
-timestamp in the golden data, so runs are reproducible.
+timestamp in the golden data, so runs are reproducible. ``clock="wall"`` runs the
+broker on the system clock instead, as a launched broker runs: no clock-control,
+no trigger-cleaning, no cluster-control; scenarios then take their wall-clock path
+(its background work driven by the settings given in ``overrides``).
 """
 
 from __future__ import annotations
@@ -54,9 +57,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from lethe_reference import faults as reference_faults
-from lethe_reference.clock import ManualClock
+from lethe_reference.clock import Clock, ManualClock, SystemClock
 from lethe_reference.embedded import EmbeddedBroker
 from lethe_reference.server.defaults import broker_config
 
@@ -65,7 +69,7 @@ from lethe_conformance.client.connection import (
     KafkaConnection,
     PlainCredentials,
 )
-from lethe_conformance.targets.base import Capabilities
+from lethe_conformance.targets.base import CLOCK_CONTROL, Capabilities, CapabilityMissingError
 from lethe_conformance.targets.cluster import EmbeddedClusterTarget
 from lethe_conformance.targets.profiles import discover_profiles
 
@@ -119,6 +123,7 @@ class EmbeddedTarget:
         start_ms: int = DEFAULT_START_MS,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         faults: Sequence[str] = (),
+        clock: Literal["virtual", "wall"] = "virtual",
     ) -> None:
         self._owned_dir = log_dir is None
         self._log_dir = (
@@ -134,10 +139,12 @@ class EmbeddedTarget:
             settings[reference_faults.CONFIG_NAME] = ",".join(faults)
         self._settings = settings
         self._start_ms = start_ms
+        self._clock = clock
+        broker_clock: Clock = ManualClock(start_ms) if clock == "virtual" else SystemClock()
         self._broker = EmbeddedBroker(
             self._log_dir,
             config=broker_config(overrides=settings),
-            clock=ManualClock(start_ms),
+            clock=broker_clock,
             sasl_port=0,
         )
         self._request_timeout = request_timeout
@@ -160,7 +167,7 @@ class EmbeddedTarget:
 
     @property
     def name(self) -> str:
-        return "embedded"
+        return "embedded" if self._clock == "virtual" else "embedded-wall"
 
     @property
     def bootstrap(self) -> str:
@@ -168,14 +175,15 @@ class EmbeddedTarget:
 
     @property
     def capabilities(self) -> Capabilities:
+        virtual = self._clock == "virtual"
         return Capabilities(
-            clock="virtual",
+            clock=self._clock,
             log_dir=self._log_dir,
             restart=True,
-            trigger_cleaning=True,
+            trigger_cleaning=virtual,
             edit_log_dir=True,
             own_log_dir=True,
-            cluster_control=True,
+            cluster_control=virtual,
             principals=True,
             inject_failure=True,
         )
@@ -202,6 +210,8 @@ class EmbeddedTarget:
         return self._profiles
 
     def advance_time(self, ms: int) -> None:
+        if self._clock != "virtual":
+            raise CapabilityMissingError(self.name, CLOCK_CONTROL)
         self._broker.advance(ms)
 
     def restart(self) -> None:
@@ -210,10 +220,17 @@ class EmbeddedTarget:
     def restart_editing(self, edit: Callable[[Path], None]) -> None:
         """Stop the broker cleanly, let ``edit`` change its log dir, start it again (same dir,
         clock and port): a restart with a file changed while the broker was down."""
-        self._broker.stop()
+        self._broker.stop(keep_ports=True)
         try:
             edit(self._log_dir)
         finally:
+            self._broker.start()
+
+    def recover(self) -> None:
+        """Before a scenario: a broker an earlier scenario left stopped (a failed restart)
+        starts again on its log dir and port, so one broken scenario fails no other."""
+        if not self._broker.running:
+            self._broker.stop(keep_ports=True)
             self._broker.start()
 
     @contextmanager
@@ -225,6 +242,7 @@ class EmbeddedTarget:
             overrides=dict(self._settings) | dict(overrides or {}),
             start_ms=self._start_ms,
             request_timeout=self._request_timeout,
+            clock=self._clock,
         ) as other:
             yield other
 

@@ -46,12 +46,14 @@ import functools
 import itertools
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from lethe_reference.broker import Broker
 from lethe_reference.handlers.endpoints import EXTENSION_KEY
 from lethe_reference.protocol.listeners import ListenerSecurity
 from lethe_reference.protocol.quotas import Admission, ConnectionQuotas, reading_allowed
 from lethe_reference.protocol.session import BrokerSession
+from lethe_reference.server.held_ports import HeldPorts
 
 __all__ = ["BrokerServer"]
 
@@ -75,6 +77,7 @@ class BrokerServer:
         *,
         advertised: tuple[str, int] | None = None,
         extra_listeners: Sequence[tuple[ListenerSecurity, str, int]] = (),
+        held: HeldPorts | None = None,
     ) -> None:
         self.broker = broker
         self.extra_listeners = tuple(extra_listeners)
@@ -93,17 +96,19 @@ class BrokerServer:
         self.quotas = ConnectionQuotas(lambda: self.broker.config)
         #: set (and replaced) whenever a connection closes or handled bytes: waiters recheck
         self._changed = asyncio.Event()
+        #: listening sockets kept across restarts (held_ports.py); None: bind per start
+        self._held = held
 
     async def start(self) -> None:
         """Start the broker (if needed), listen, and start the timer."""
         if not self.broker.started:
             self.broker.startup()
-        self._server = await asyncio.start_server(self._accept, self.host, self.port)
+        self._server = await self._listen(self._accept, self.host, self.port)
         socket = self._server.sockets[0]
         self.port = socket.getsockname()[1]
         for security, host, port in self.extra_listeners:
             accept = functools.partial(self._accept, listener=security)
-            extra = await asyncio.start_server(accept, host, port)
+            extra = await self._listen(accept, host, port)
             self._extra_servers.append(extra)
             self.listener_ports[security.name] = extra.sockets[0].getsockname()[1]
         self.broker.extensions[EXTENSION_KEY] = {
@@ -114,6 +119,11 @@ class BrokerServer:
         self.broker.host, self.broker.port = self.advertised or (self.host, self.port)
         self._timer = asyncio.create_task(self._run_timer(), name="lethe-timer")
         _log.info(_kv(event="listening", host=self.host, port=self.port, node=self.broker.node_id))
+
+    async def _listen(self, accept: Any, host: str, port: int) -> asyncio.Server:
+        if self._held is None:
+            return await asyncio.start_server(accept, host, port)
+        return await asyncio.start_server(accept, sock=self._held.listener(host, port))
 
     def poke(self) -> None:
         """Wake the timer: due times may have changed; and the waiting connections:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from lethe_conformance.report import (
     write_reports,
 )
 from lethe_conformance.run import RunOptions, RunSetupError, execute, lethe_version, now_utc
+from lethe_conformance.targets.bootstrap import HOOK_ACTIONS
 
 from lethe_tools.commands import conformance_faults
 
@@ -54,6 +56,31 @@ def register(subparsers: Any) -> None:
     runner.add_argument("--target", metavar="HOST:PORT", help="a broker's bootstrap address")
     runner.add_argument("--log-dir", type=Path, metavar="DIR", help="the target's log dir")
     runner.add_argument("--control", metavar="CMD", help="control hook command for the target")
+    runner.add_argument(
+        "--control-actions",
+        metavar="A[,A]",
+        help="the actions the --control hook supports (restart, advance-time, "
+        "trigger-cleaning; default all three): scenarios needing another are not applicable",
+    )
+    runner.add_argument(
+        "--launch",
+        metavar="NAME|FILE",
+        help="start the broker itself from a launcher: kafka, lethe, or a launcher file "
+        "(conformance/lethe_conformance/launchers/README.md)",
+    )
+    runner.add_argument(
+        "--home",
+        "--kafka-home",
+        dest="home",
+        type=Path,
+        metavar="DIR",
+        help="the launched broker's distribution folder (kafka: default $LETHE_KAFKA_HOME)",
+    )
+    runner.add_argument(
+        "--launch-ports",
+        metavar="LO-HI",
+        help="ports launched brokers may take (default 20000-32000, below the ephemeral range)",
+    )
     runner.add_argument("--sasl-user", metavar="U", help="SASL/PLAIN user name")
     runner.add_argument("--sasl-password", metavar="P", help="SASL/PLAIN password")
     runner.add_argument(
@@ -95,6 +122,10 @@ def _options(args: argparse.Namespace) -> RunOptions:
         target=args.target,
         log_dir=args.log_dir,
         control=args.control,
+        control_actions=_actions(args.control_actions, args.control),
+        launch=args.launch,
+        home=args.home,
+        launch_ports=_port_range(args.launch_ports),
         sasl=sasl,
         user=user,
         profiles=tuple(args.profile),
@@ -105,8 +136,50 @@ def _options(args: argparse.Namespace) -> RunOptions:
     )
 
 
+def _actions(text: str | None, control: str | None) -> frozenset[str] | None:
+    if text is None:
+        return None
+    if control is None:
+        raise RunSetupError("--control-actions declares the actions of a --control hook")
+    actions = frozenset(a.strip() for a in text.split(",") if a.strip())
+    unknown = sorted(actions - HOOK_ACTIONS)
+    if unknown or not actions:
+        known = ", ".join(sorted(HOOK_ACTIONS))
+        raise RunSetupError(f"--control-actions: unknown action {unknown[:1]} (known: {known})")
+    return actions
+
+
+def _port_range(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    low, sep, high = text.partition("-")
+    if not sep or not low.isdigit() or not high.isdigit() or not 0 < int(low) <= int(high) < 65536:
+        raise RunSetupError(f"--launch-ports {text!r} is not LO-HI")
+    return int(low), int(high)
+
+
+#: Prefix of the embedded broker's own log lines in the terminal: scenarios corrupt
+#: checkpoints and inject failures on purpose, so its warnings are expected there.
+BROKER_LOG_LABEL = "  [embedded broker log; expected: scenarios inject failures and corrupt files] "
+
+
+def _label_broker_logs() -> None:
+    """Send the reference broker's warnings to stderr with :data:`BROKER_LOG_LABEL`,
+    instead of Python's unlabelled last-resort output between the matrix lines."""
+    broker = logging.getLogger("lethe_reference")
+    if broker.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter(BROKER_LOG_LABEL + "%(levelname)s %(message)s"))
+    broker.addHandler(handler)
+    broker.propagate = False
+
+
 def run(args: argparse.Namespace) -> int:
     started = now_utc()
+    if args.target is None and args.launch is None:
+        _label_broker_logs()
     if args.report is not None:
         # Until the run ends, the folder says so: a crash leaves no stale complete report.
         pending = incomplete_data("run in progress or interrupted", started, lethe_version())

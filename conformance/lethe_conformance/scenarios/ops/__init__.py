@@ -4,6 +4,7 @@
                 fetch_offsets, alter_configs, describe_configs
 ``files``       check_files (log-dir targets)
 ``control``     advance_time, wait, restart, trigger_cleaning
+``passes``      await_retention_pass (wall clock: a whole retention pass ran)
 ``cluster``     pause_fetching, resume_fetching, move_leader, stop_broker, start_broker,
                 send_delete_records, expect_pending, await_response (cluster-control)
 ``partitions``  the per-partition judging the multi-partition ops share
@@ -28,6 +29,7 @@ from lethe_conformance.scenarios.ops import (
     log_dir,
     messages,
     partition_counts,
+    passes,
     raw,
 )
 from lethe_conformance.scenarios.ops.control import WaitExpiredError
@@ -46,5 +48,6 @@ __all__ = [
     "log_dir",
     "messages",
     "partition_counts",
+    "passes",
     "raw",
 ]

@@ -17,7 +17,7 @@ report shows what was still wrong.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lethe_conformance.outcomes import Mismatch
@@ -25,7 +25,7 @@ from lethe_conformance.scenarios.context import RunContext
 from lethe_conformance.scenarios.model import int64
 from lethe_conformance.scenarios.ops.registry import OPS, op
 
-__all__ = ["WaitExpiredError"]
+__all__ = ["WaitExpiredError", "poll_until"]
 
 _VIRTUAL_POLL_MS = 1000
 _WALL_POLL_MS = 200
@@ -66,23 +66,34 @@ def trigger_cleaning(ctx: RunContext, data: Mapping[str, Any], path: str) -> lis
 def wait(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
     until = data["until"]
     check = OPS[until["op"]]
-    timeout_ms: int = data["timeout_ms"]
     where = f"{path}.until"
+    poll_until(ctx, lambda: check(ctx, until, where), data["timeout_ms"], data.get("poll_ms"), path)
+    return []
+
+
+def poll_until(
+    ctx: RunContext,
+    check: Callable[[], list[Mismatch]],
+    timeout_ms: int,
+    poll_ms: int | None,
+    path: str,
+) -> None:
+    """Repeat ``check`` until it finds no mismatch, on the target's clock (module
+    docstring); WaitExpiredError with the last mismatches when ``timeout_ms`` ran out."""
     if ctx.virtual_clock:
-        poll_ms: int = data.get("poll_ms", _VIRTUAL_POLL_MS)
+        step_ms = poll_ms or _VIRTUAL_POLL_MS
         waited = 0
-        while mismatches := check(ctx, until, where):
+        while mismatches := check():
             if waited >= timeout_ms:
                 raise WaitExpiredError(path, timeout_ms, True, mismatches)
-            step = min(poll_ms, timeout_ms - waited)
+            step = min(step_ms, timeout_ms - waited)
             ctx.advance(step)
             waited += step
-        return []
-    poll_s = data.get("poll_ms", _WALL_POLL_MS) / 1000
+        return
+    poll_s = (poll_ms or _WALL_POLL_MS) / 1000
     deadline = time.monotonic() + timeout_ms / 1000
-    while mismatches := check(ctx, until, where):
+    while mismatches := check():
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise WaitExpiredError(path, timeout_ms, False, mismatches)
         time.sleep(min(poll_s, remaining))
-    return []
