@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
+from lethe_formats.model import RecordBatch
 from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_formats.records.scan import read_log
@@ -57,6 +58,7 @@ def batch_epochs(log_dir: Path) -> list[tuple[int, int]]:
         (batch.header.base_offset, batch.header.partition_leader_epoch)
         for path in sorted((log_dir / f"{TOPIC}-0").glob("*.log"))
         for batch in read_log(path.read_bytes())
+        if isinstance(batch, RecordBatch)
     ]
 
 

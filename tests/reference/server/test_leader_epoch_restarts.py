@@ -27,6 +27,7 @@ from broker_process import BrokerProcess
 from lethe_conformance.client import KafkaConnection, calls
 from lethe_conformance.client.batches import build_records
 from lethe_formats.fixtures import fixtures_root
+from lethe_formats.model import RecordBatch
 from lethe_formats.records.builder import RecordSpec
 from lethe_formats.records.scan import read_log
 
@@ -75,6 +76,7 @@ class History:
                 "batches": [
                     [b.header.base_offset, b.header.partition_leader_epoch]
                     for b in read_log(fetched.records or b"")
+                    if isinstance(b, RecordBatch)
                 ],
             },
             "checkpoint": self.checkpoint(),
