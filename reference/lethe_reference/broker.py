@@ -11,13 +11,17 @@ drives it:
   rebuilds the topic registry from it and queues the periodic tasks; every
   partition then becomes leader with this broker its only in-sync replica, so
   its HW (read from ``replication-offset-checkpoint``) rises to its LEO
-  (``Partition.makeLeader`` -> ``maybeIncrementLeaderHW``);
+  (``Partition.makeLeader`` -> ``maybeIncrementLeaderHW``); a node that is its
+  own controller (:attr:`Broker.own_controller`) first raises every partition's
+  leader epoch as Kafka's controller does on a restart and writes
+  ``(epoch, LEO)`` into ``leader-epoch-checkpoint`` (:mod:`lethe_reference.leadership`);
 * handlers read and change state through it (``create_topic``, ``delete_topic``,
   ``create_partitions``, ``set_topic_configs``, ``set_config``, ``log``);
 * the driver calls :meth:`Broker.run_due` whenever :meth:`Broker.next_due_ms`
   has passed on :attr:`Broker.clock` (and after each request, since a request
   can make work due earlier);
-* ``shutdown()`` completes parked responses, cancels the tasks and shuts the log
+* ``shutdown()`` completes parked responses, cancels the tasks, leaves every
+  partition leaderless at the next epoch (controlled shutdown) and shuts the log
   manager down (flush, producer snapshots, checkpoints, ``.kafka_cleanshutdown``
   with the broker epoch of this startup: :meth:`TopicRegistry.register_broker`).
 
@@ -70,6 +74,7 @@ from lethe_reference.cluster import group_runtime
 from lethe_reference.cluster.membership import cluster_event
 from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
 from lethe_reference.injected_failures import raise_if_replica_deletion_error
+from lethe_reference.leadership import Leadership
 from lethe_reference.log_creation import LogCreation
 from lethe_reference.metadata import METADATA_FILE, TopicInfo, TopicRegistry, new_topic_id
 from lethe_reference.partitions import deletion as partition_deletion
@@ -121,6 +126,9 @@ class Broker:
     group_coordinator: GroupCoordinator | None = None
     #: fsync on flush; an embedded broker for tests may turn it off.
     durable: bool = True
+    #: A single node that is its own controller keeps its partitions' leadership in
+    #: its registry; a broker of an in-process cluster follows the cluster's controller.
+    own_controller: bool = True
     scheduler: Scheduler = field(init=False)
     log_manager: LogManager = field(init=False)
     cleaner: LogCleaner = field(init=False)
@@ -175,6 +183,8 @@ class Broker:
             self.log_manager.update_settings(info.name)  # in case rebuild dropped overrides
             for partition in range(info.partitions):
                 self.log_manager.create_log(info.name, partition, topic_id=info.topic_id)
+        if self.own_controller:
+            self._elect_after_restart()
         for log in self.log_manager.logs.values():  # makeLeader: the ISR is this broker
             log.maybe_increment_high_watermark(log.log_end_offset)
         self._schedule_periodic_tasks()
@@ -198,9 +208,37 @@ class Broker:
             purgatory.expire_all()
         group_runtime.shutdown(self)  # parked joins/syncs get NOT_COORDINATOR, as on unload
         self.scheduler.clear()
+        if self.own_controller:
+            self._controlled_shutdown()
         self.log_manager.shutdown(broker_epoch=self.metadata.broker_epoch)
         self.started = False
         _log.info("broker %d shut down cleanly", self.node_id)
+
+    def _elect_after_restart(self) -> None:
+        """Registration (a leader left by kill -9 is removed), unfencing (this node is
+        elected) and ``makeLeader``: each an epoch bump, as in Kafka; the new epoch
+        starts at the log end offset, written to ``leader-epoch-checkpoint`` at once."""
+        for info in self.metadata:
+            states: dict[int, Leadership] = {}
+            for partition in range(info.partitions):
+                log = self.log(info.name, partition)
+                previous = info.leadership.get(partition, Leadership(self.node_id))
+                floor = None if log is None else log.epoch_cache.latest_epoch
+                states[partition] = previous.restarted(self.node_id, floor)
+                if log is not None:
+                    log.epoch_cache.assign(states[partition].leader_epoch, log.log_end_offset)
+            self.metadata.set_leadership(info.name, states)
+
+    def _controlled_shutdown(self) -> None:
+        """The controller moves every partition this node led to no leader (epoch + 1)."""
+        for info in self.metadata:
+            states = {
+                partition: info.leadership.get(partition, Leadership(self.node_id))
+                for partition in range(info.partitions)
+            }
+            self.metadata.set_leadership(
+                info.name, {p: s.controlled_shutdown() for p, s in states.items()}
+            )
 
     def _load_meta_properties(self) -> None:
         """What ``kafka-storage.sh format`` would have written, for a fresh directory;
@@ -373,6 +411,16 @@ class Broker:
         )
         self.background.submit(job)
         return info, job
+
+    def lead_new_partitions(self, info: TopicInfo, partitions: range) -> None:
+        """``makeLeader`` of a new partition at epoch 0: ``0 0`` is in its
+        ``leader-epoch-checkpoint`` before anything is appended (as in Kafka)."""
+        if not self.own_controller:
+            return  # the cluster's members do it when the controller announces the leader
+        for partition in partitions:
+            log = self.log(info.name, partition)
+            if log is not None:
+                log.epoch_cache.assign(info.leader_epoch(partition), log.log_end_offset)
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> TopicInfo:
         """Replace the overrides of ``name``; its logs see the new LogConfig at once."""

@@ -242,6 +242,7 @@ class EmbeddedCluster:
             node_id=node,
             cluster_id=self.cluster_id,
             durable=self.durable,
+            own_controller=False,
         )
         server = BrokerServer(broker, self.host, self._ports[node])
         await server.start()

@@ -62,6 +62,7 @@ class LogCreation:
         stop = min(self._stop, info.partitions)
         if self._next < stop:
             self.broker.log_manager.create_log(self.topic, self._next, topic_id=self.topic_id)
+            self.broker.lead_new_partitions(info, range(self._next, self._next + 1))
             self._next += 1
         if self._next < stop:
             return False

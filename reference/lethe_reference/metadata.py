@@ -36,6 +36,12 @@ what a clean shutdown writes into ``.kafka_cleanshutdown``. The registry
 stands for that log, so it keeps ``broker_epoch`` in the same file and
 :meth:`TopicRegistry.register_broker` raises it at every startup.
 
+Leadership. Each partition's leader and leader epoch (``PartitionRecord``'s
+``leader``/``leaderEpoch``) are kept per topic as
+:class:`~lethe_reference.leadership.Leadership` values in the same file, so
+the epoch a restart raises (:mod:`lethe_reference.leadership`) is durable; a
+partition without an entry is led at epoch 0, as a new partition is.
+
 Internal topics (``__consumer_offsets``, ``__transaction_state``) are flagged
 ``internal`` as Kafka does (``Topic.isInternal``), which Metadata reports.
 """
@@ -52,6 +58,7 @@ from pathlib import Path
 from lethe_formats.storage.atomic import write_atomically
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
+from lethe_reference.leadership import Leadership, leadership_from_json, leadership_to_json
 from lethe_reference.partitions.state import (
     PartitionMode,
     Reduction,
@@ -122,6 +129,8 @@ class TopicInfo:
     #: KIP-694: partitions that are not ReadWrite, and the pending reduction.
     modes: Mapping[int, PartitionMode] = field(default_factory=dict)
     reduction: Reduction | None = None
+    #: Leader and leader epoch per partition (absent: led at epoch 0).
+    leadership: Mapping[int, Leadership] = field(default_factory=dict)
 
     @property
     def internal(self) -> bool:
@@ -129,6 +138,10 @@ class TopicInfo:
 
     def mode(self, partition: int) -> PartitionMode:
         return self.modes.get(partition, PartitionMode.READ_WRITE)
+
+    def leader_epoch(self, partition: int) -> int:
+        found = self.leadership.get(partition)
+        return 0 if found is None else found.leader_epoch
 
 
 class TopicRegistry:
@@ -188,6 +201,19 @@ class TopicRegistry:
         self.save()
         return info
 
+    def set_leadership(self, name: str, states: Mapping[int, Leadership]) -> TopicInfo:
+        """Record new leaders and epochs of ``name``'s partitions (others keep theirs)."""
+        info = self._by_name[name]
+        info = replace(info, leadership={**info.leadership, **states})
+        self._by_name[name] = info
+        self.save()
+        return info
+
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        """The partition's leader epoch (0 for an unknown topic or a new partition)."""
+        info = self._by_name.get(topic)
+        return 0 if info is None else info.leader_epoch(partition)
+
     def set_configs(self, name: str, configs: Mapping[str, str]) -> TopicInfo:
         info = replace(self._by_name[name], configs=dict(configs))
         self._by_name[name] = info
@@ -212,6 +238,7 @@ class TopicRegistry:
                 _saved_configs(entry),
                 modes_from_json(entry.get("modes")),
                 Reduction.from_json(entry.get("reduction")),
+                leadership_from_json(entry.get("leadership")),
             )
         return self.names()
 
@@ -279,6 +306,8 @@ def _entry(info: TopicInfo) -> dict[str, object]:
         entry["modes"] = modes_to_json(info.modes)
     if info.reduction is not None:
         entry["reduction"] = info.reduction.to_json()
+    if info.leadership:
+        entry["leadership"] = leadership_to_json(info.leadership)
     return entry
 
 

@@ -68,8 +68,9 @@ from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP, KEY
 from lethe_formats.records.scan import read_log
 
 from lethe_reference.cluster.group import AppendError, GroupConfig, GroupCoordinator, Pending
+from lethe_reference.cluster.membership import leader_epoch
 from lethe_reference.config import BrokerConfig
-from lethe_reference.handlers.partition_ops.common import LEADER_EPOCH, complete_delayed
+from lethe_reference.handlers.partition_ops.common import complete_delayed
 from lethe_reference.handlers.topic_creation import TopicError, internal_topic_plan
 from lethe_reference.injected_failures import is_unreadable
 from lethe_reference.metadata import CONSUMER_OFFSETS
@@ -208,7 +209,7 @@ class GroupRuntime:
         if log is None:
             raise AppendError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         try:
-            log.append_as_leader(batch, LEADER_EPOCH)
+            log.append_as_leader(batch, leader_epoch(self.broker, CONSUMER_OFFSETS, partition))
         except LogError as error:
             raise AppendError(error.error_code, error.message) from None
         except OSError as error:  # an IOException is a KafkaStorageException in Kafka

@@ -4,7 +4,9 @@ Theory of operation
 -------------------
 A broker started alone has no :class:`Member`; every function below then
 answers as a single node that leads everything at epoch 0 (the behaviour the
-whole single-broker suite pins), so handlers call them unconditionally.
+whole single-broker suite pins), so handlers call them unconditionally; its
+leader epochs are the topic registry's (raised by restarts, see
+:mod:`lethe_reference.leadership`).
 
 In a cluster (:mod:`lethe_reference.embedded_cluster`) each broker gets a
 :class:`Member` in ``broker.extensions["cluster"]``. It is Kafka's
@@ -20,7 +22,8 @@ In a cluster (:mod:`lethe_reference.embedded_cluster`) each broker gets a
   answer NOT_LEADER_OR_FOLLOWER (6) through :func:`leader_error`.
 * **metadata deltas** (:meth:`Member.partition_changed`, then
   :meth:`Member.activate` once every member applied the change): create the
-  local log of an assigned replica, become leader (reset follower states) or
+  local log of an assigned replica, become leader (reset follower states, the
+  new epoch starts at the LEO in ``leader-epoch-checkpoint``) or
   follower (restart the fetcher at the new leader and epoch), and re-check
   delayed operations on the partition, so a DeleteRecords waiting on a
   leader that lost leadership completes with 6 (``completeDelayedOperations
@@ -135,6 +138,9 @@ class Member:
             if tp not in self.leading or old is None or old.leader_epoch != new.leader_epoch:
                 followers = [n for n in new.replicas if n != self.node_id]
                 self.leading[tp] = LeaderState.reset(followers, self.broker.clock.now_ms())
+                log = self.broker.log(*tp)  # makeLeader: the new epoch starts at the LEO
+                if log is not None:
+                    log.epoch_cache.assign(new.leader_epoch, log.log_end_offset)
         else:
             self.leading.pop(tp, None)
             fetcher = self.fetchers.get(tp)
@@ -310,11 +316,12 @@ def leader_error(broker: Broker, topic: str, partition: int) -> ErrorCode | None
     return ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
-def leader_epoch(broker: Broker, topic: str, partition: int, default: int = 0) -> int:
-    """The partition's leader epoch (``default``, 0, on a single broker)."""
+def leader_epoch(broker: Broker, topic: str, partition: int) -> int:
+    """The partition's leader epoch: the cluster controller's in a cluster, the topic
+    registry's on a single broker (its own controller)."""
     member = member_of(broker)
     state = None if member is None else member.state((topic, partition))
-    return default if state is None else state.leader_epoch
+    return broker.metadata.leader_epoch(topic, partition) if state is None else state.leader_epoch
 
 
 def follower_log_starts(broker: Broker, topic: str, partition: int) -> list[int]:

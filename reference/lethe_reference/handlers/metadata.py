@@ -84,7 +84,7 @@ __all__ = ["LEADER_EPOCH", "handle", "to_protocol_uuid", "topic_metadata"]
 
 _log = logging.getLogger(__name__)
 
-#: Leader epoch of every partition: one node leads from creation on and never changes.
+#: Leader epoch of a new partition (restarts raise it: :mod:`lethe_reference.leadership`).
 LEADER_EPOCH = 0
 #: The first Metadata version that can carry the KIP-694 mode tag (flexible versions).
 MODE_TAG_FROM = 9
@@ -102,7 +102,7 @@ def _partition(
         error_code=ErrorCode.NONE,
         partition_index=index,
         leader_id=node,
-        leader_epoch=LEADER_EPOCH,
+        leader_epoch=info.leader_epoch(index),
         replica_nodes=(node,),
         isr_nodes=(node,),
     )

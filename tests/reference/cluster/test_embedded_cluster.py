@@ -250,3 +250,20 @@ def test_a_follower_back_after_records_past_its_end_were_deleted_restarts_at_the
         assert segment_bases(cluster, 3, "t") == [10]
         state = cluster.partition_state("t", 0)
         assert state is not None and state.isr == (1, 2, 3)
+
+
+def test_a_new_leader_starts_its_epoch_at_its_log_end_offset(tmp_path: Path) -> None:
+    """``Partition.makeLeader``: the elected replica writes ``(new epoch, LEO)`` to its
+    leader-epoch-checkpoint at once, before any append (as the golden
+    leader-epoch-restarts case shows for a single node); its next batch carries it."""
+    with running_cluster(tmp_path) as cluster:
+        create(cluster, "t")
+        produce(cluster, 1, "t", 4)
+        state = cluster.move_leader("t", 0, 2)
+        assert (state.leader, state.leader_epoch) == (2, 1)
+        path = cluster.base_dir / "broker-2" / "t-0" / "leader-epoch-checkpoint"
+        assert path.read_text("utf-8") == "0\n2\n0 0\n1 4\n"
+        assert produce(cluster, 2, "t", 1) == 4
+        log = cluster.broker(2).log("t", 0)
+        assert log is not None
+        assert log.epoch_cache.epoch_for_offset(4) == 1

@@ -60,7 +60,7 @@ from lethe_formats.model import COMPRESSION_MASK, LOG_OVERHEAD, Compression
 from lethe_formats.protocol.error_codes import ErrorCode
 
 from lethe_reference.cluster.membership import high_watermark_after_append, leader_epoch
-from lethe_reference.handlers.partition_ops.common import LEADER_EPOCH, error_code_of
+from lethe_reference.handlers.partition_ops.common import error_code_of
 from lethe_reference.storage import errors
 
 if TYPE_CHECKING:
@@ -161,9 +161,7 @@ def append_to_partition(broker: Broker, log: PartitionLog, records: bytes) -> Pa
 
 def _append(broker: Broker, log: PartitionLog, records: bytes) -> PartitionAppend:
     topic, _, partition = log.name.rpartition("-")
-    result = log.append_as_leader(
-        records, leader_epoch(broker, topic, int(partition), LEADER_EPOCH)
-    )
+    result = log.append_as_leader(records, leader_epoch(broker, topic, int(partition)))
     if result.duplicate:
         return PartitionAppend(
             ErrorCode.NONE, result.first_offset, result.log_append_time, result.log_start_offset

@@ -26,9 +26,10 @@ under :func:`watch_key` (``TopicPartitionOperationKey``): the tuple
 calls :func:`complete_delayed` so waiting Fetch and DeleteRecords requests are
 re-checked (Kafka's ``tryCompleteDelayedRequests``).
 
-**Leader epoch.** A single KRaft node leads every partition at epoch
-:data:`LEADER_EPOCH` (0) as long as it is not re-elected; Kafka bumps it when a
-partition's leader changes, which cannot happen here. :func:`check_leader_epoch`
+**Leader epoch.** A new partition is led at epoch :data:`LEADER_EPOCH` (0);
+every restart of a single KRaft node raises it by two, as Kafka's controller
+does (:mod:`lethe_reference.leadership`), and a cluster's controller raises it
+on every leader change. :func:`check_leader_epoch`
 is ``Partition.checkCurrentLeaderEpoch``: a client that sends an epoch (anything
 but -1) older than the leader's gets FENCED_LEADER_EPOCH (74), a newer one
 UNKNOWN_LEADER_EPOCH (75).
@@ -105,7 +106,7 @@ def lookup(
     return log if not_leader is None else not_leader
 
 
-def check_leader_epoch(current_leader_epoch: int, leader_epoch: int = LEADER_EPOCH) -> ErrorCode:
+def check_leader_epoch(current_leader_epoch: int, leader_epoch: int) -> ErrorCode:
     """``Partition.checkCurrentLeaderEpoch`` against the partition's ``leader_epoch``
     (:data:`LEADER_EPOCH` on a single broker; a cluster's from its controller)."""
     if current_leader_epoch == NO_EPOCH:

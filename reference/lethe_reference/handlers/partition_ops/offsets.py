@@ -32,7 +32,6 @@ from lethe_formats.protocol.messages.list_offsets import ListOffsetsPartitionRes
 
 from lethe_reference.cluster.membership import leader_epoch
 from lethe_reference.handlers.partition_ops.common import (
-    LEADER_EPOCH,
     check_leader_epoch,
     error_code_of,
     lookup,
@@ -94,7 +93,7 @@ def list_offset(
     found = lookup(broker, topic, partition)
     if isinstance(found, ErrorCode):
         return _error(partition, found)
-    epoch = leader_epoch(broker, topic, partition, LEADER_EPOCH)
+    epoch = leader_epoch(broker, topic, partition)
     epoch_error = check_leader_epoch(current_leader_epoch, epoch)
     if epoch_error is not ErrorCode.NONE:
         return _error(partition, epoch_error)
