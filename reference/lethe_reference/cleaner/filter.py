@@ -20,11 +20,14 @@ cleaner keeps, in order, to one output buffer (kafka-facts 4.2, 4.3):
    or deletes must still be kept: v2 -> no horizon yet or ``now < horizon``;
    legacy -> the segment's mtime is after the legacy horizon.
 3. **Output.** Nothing kept and RETAIN_EMPTY -> a 61-byte empty header
-   (baseTimestamp -1, no horizon bit). All records kept and no new horizon
-   needed -> the original bytes. Otherwise the batch is rebuilt
-   (:mod:`.rebuild`): the horizon is ``now + delete.retention.ms`` when a magic-2
-   batch keeps a tombstone or is the marker of an empty transaction and has no
-   horizon yet, else the batch's existing horizon (or none).
+   (baseTimestamp -1, no horizon bit). A magic 2 batch that keeps all its
+   records and needs no new horizon -> the original bytes. Otherwise the batch
+   is rebuilt (:mod:`.rebuild`): the horizon is ``now + delete.retention.ms``
+   when it keeps a tombstone or is the marker of an empty transaction and has
+   no horizon yet, else the batch's existing horizon (or none). A legacy
+   (magic 0/1) entry that keeps anything is always rewritten as a magic 2 batch,
+   with a new horizon if it keeps a tombstone (Kafka 4.0 upconverts while
+   cleaning; KIP534-TMB-4).
 
 The chunk result carries what ``LogSegment.append`` is given: the largest kept
 offset (the last *kept record*, not the batch's last offset, for a rebuilt
@@ -57,7 +60,7 @@ from lethe_reference.cleaner.entries import (
     v2_records,
 )
 from lethe_reference.cleaner.offset_map import OffsetMap
-from lethe_reference.cleaner.rebuild import rebuild_legacy, rebuild_v2
+from lethe_reference.cleaner.rebuild import convert_legacy, rebuild_v2
 from lethe_reference.cleaner.txn_state import TxnState
 
 __all__ = [
@@ -284,25 +287,20 @@ def _empty_header(header: BatchHeader) -> bytes:
 def _filter_legacy(
     data: Buffer, entry: ScannedEntry, wrapper: LegacyMessage, ctx: FilterContext, out: FilterResult
 ) -> None:
+    """A legacy entry: what it keeps is always written anew as a magic 2 batch."""
     ctx.txn.on_batch_read(None, wrapper.offset)
     # A legacy entry has no producer id: only the round's-last-batch rule can keep it.
     keep_empty = wrapper.offset + 1 == ctx.upper_bound_offset
-    inner = legacy_records(data, entry, ctx.file)
     kept: list[LegacyMessage] = []
-    original = True
-    for message in inner:
+    tombstones = False
+    for message in legacy_records(data, entry, ctx.file):
         out.messages_read += 1
         if _retain(ctx, message, message.offset, wrapper.magic, None):
             kept.append(message)
-            original = original and message.magic == wrapper.magic
-        else:
-            original = False
-    if kept and original:
-        out.output += data[entry.position : entry.position + wrapper.size_in_bytes]
-        stamp = NO_TIMESTAMP if wrapper.timestamp is None else wrapper.timestamp
-        out.note(stamp, wrapper.offset, wrapper.offset, len(kept))
-    elif kept:
-        built = rebuild_legacy(wrapper, kept)
+            tombstones = tombstones or ctx.is_tombstone(message, wrapper.magic)
+    if kept:
+        horizon = ctx.now_ms + ctx.delete_retention_ms if tombstones else NO_TIMESTAMP
+        built = convert_legacy(wrapper, kept, horizon)
         out.output += built.data
         out.note(built.max_timestamp, built.shallow_offset, kept[-1].offset, len(kept))
     elif keep_empty:

@@ -17,12 +17,23 @@ or the original for LogAppendTime. What ``LogSegment.append`` learns
 (``RecordsInfo``): (maxTimestamp, the batch's last offset), or (-1, -1) when
 no record has a timestamp.
 
-**Magic 0/1** (only compressed wrappers get here; a plain message is kept or
-dropped whole): a new wrapper over the kept messages, base = the first kept
-offset, inner offsets relative for v1 and absolute for v0, wrapper offset =
-the last kept offset, wrapper timestamp = the largest inner timestamp or the
-LogAppendTime, inner messages uncompressed and stamped with the wrapper's
-timestamp type.
+**Magic 0/1.** Kafka 4.0 never writes a legacy entry back: every legacy
+entry (a plain message, or a compressed wrapper) that keeps at least one
+message becomes a magic 2 batch, whether or not the cleaner removed anything
+(``filterBatch`` starts ``writeOriginalBatch`` as ``magic >= 2``). The new
+batch: base offset = the first kept offset, ``lastOffsetDelta`` = the last kept
+offset - base (no override: a legacy entry has no sequence to keep); the
+wrapper's compression (a magic 0 raw-snappy wrapper becomes xerial snappy, a
+magic 0 LZ4 frame gets a correct header checksum); timestamp type CreateTime
+for magic 0, else the entry's; producer id, epoch and base sequence -1,
+partition leader epoch -1, not transactional, not control. Each record keeps its
+offset, key and value, no headers, attributes 0, and the timestamp the legacy
+reader gives it: -1 for magic 0 (so ``maxTimestamp`` -1), the wrapper's time
+under a LogAppendTime wrapper, else its own. A kept tombstone sets the delete
+horizon (the legacy entry has none yet): bit 6 and ``baseTimestamp`` = now +
+delete.retention.ms, so from then on the tombstone follows the KIP-534 rule,
+not the segment times. Otherwise ``baseTimestamp`` is the first record's
+timestamp (-1 for magic 0).
 
 Record attribute bytes are written as Kafka writes them, 0
 (``DefaultRecord.writeTo``), except the bits of ``record_attribute_mask``,
@@ -46,11 +57,10 @@ from lethe_formats.model import (
     RecordBatch,
     TimestampType,
 )
-from lethe_formats.records.attributes import batch_attributes, legacy_attributes
+from lethe_formats.records.attributes import batch_attributes
 from lethe_formats.records.batch import encode_batch
-from lethe_formats.records.legacy import encode_message
 
-__all__ = ["Built", "rebuild_legacy", "rebuild_v2"]
+__all__ = ["Built", "convert_legacy", "rebuild_v2"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,47 +122,45 @@ def rebuild_v2(
     return Built(data, max_ts, header.last_offset)
 
 
-def _inner_timestamp(magic: int, log_append_time: int | None, message: LegacyMessage) -> int | None:
-    if magic == 0:
-        return None
-    return log_append_time if log_append_time is not None else message.timestamp
+def _legacy_timestamp(wrapper: LegacyMessage, message: LegacyMessage) -> int:
+    """``LegacyRecord.timestamp()`` as the deep iterator yields it: -1 for magic 0,
+    the wrapper's time under a LogAppendTime v1 wrapper, else the message's own."""
+    if message.magic == 0 or message.timestamp is None:
+        return NO_TIMESTAMP
+    if wrapper.timestamp_type is TimestampType.LOG_APPEND_TIME and wrapper.timestamp is not None:
+        return wrapper.timestamp
+    return message.timestamp
 
 
-def rebuild_legacy(wrapper: LegacyMessage, kept: Sequence[LegacyMessage]) -> Built:
-    """A compressed v0/v1 wrapper holding only ``kept`` (module docstring)."""
-    magic = wrapper.magic
-    kind = wrapper.timestamp_type
-    append_time = kind is TimestampType.LOG_APPEND_TIME
-    log_append_time = wrapper.timestamp if append_time else None
-    inner_kind = TimestampType.LOG_APPEND_TIME if append_time else TimestampType.CREATE_TIME
-    inner = tuple(
-        LegacyMessage(
-            offset=message.offset,
-            message_size=0,
-            crc=0,
-            magic=magic,
-            attributes=legacy_attributes(timestamp_type=inner_kind),
-            timestamp=_inner_timestamp(magic, log_append_time, message),
-            key=message.key,
-            value=message.value,
+def convert_legacy(wrapper: LegacyMessage, kept: Sequence[LegacyMessage], horizon: int) -> Built:
+    """The magic 2 batch Kafka's cleaner writes for the kept messages of a legacy
+    entry (module docstring, "Magic 0/1"); ``horizon`` -1 for none."""
+    if wrapper.timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+        kind = TimestampType.CREATE_TIME
+    else:
+        kind = wrapper.timestamp_type
+    base = kept[0].offset
+    legacy_view = BatchHeader(  # the legacy entry as Kafka's RecordBatch interface shows it
+        base_offset=base,
+        batch_length=0,
+        partition_leader_epoch=-1,
+        magic=wrapper.magic,
+        crc=0,
+        attributes=batch_attributes(compression=wrapper.compression, timestamp_type=kind),
+        last_offset_delta=kept[-1].offset - base,
+        base_timestamp=NO_TIMESTAMP,
+        max_timestamp=NO_TIMESTAMP if wrapper.timestamp is None else wrapper.timestamp,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        records_count=len(kept),
+    )
+    records = [
+        (
+            Record(0, 0, message.offset - base, message.key, message.value, ()),
+            message.offset,
+            _legacy_timestamp(wrapper, message),
         )
         for message in kept
-    )
-    stamps = [m.timestamp for m in inner if m.timestamp is not None]
-    max_ts = max(stamps, default=NO_TIMESTAMP) if magic > 0 else NO_TIMESTAMP
-    wrapper_ts = None if magic == 0 else (log_append_time if append_time else max_ts)
-    last = kept[-1].offset
-    built = LegacyMessage(
-        offset=last,
-        message_size=0,
-        crc=0,
-        magic=magic,
-        attributes=legacy_attributes(compression=wrapper.compression, timestamp_type=inner_kind),
-        timestamp=wrapper_ts,
-        key=None,
-        value=None,
-        inner=inner,
-    )
-    data = encode_message(built, snappy_framing="xerial")
-    info_ts = wrapper_ts if wrapper_ts is not None else NO_TIMESTAMP
-    return Built(data, info_ts, last if info_ts != NO_TIMESTAMP else -1)
+    ]
+    return rebuild_v2(legacy_view, records, horizon)

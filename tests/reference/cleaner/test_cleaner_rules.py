@@ -7,7 +7,7 @@ states them, not lethe output.
 
 from __future__ import annotations
 
-from lethe_formats.model import LegacyMessage, RecordBatch
+from lethe_formats.model import RecordBatch
 from lethe_formats.records.builder import RecordSpec, build_batch, build_legacy_message_set
 from lethe_formats.records.scan import read_log
 from lethe_reference.cleaner.algorithm import (
@@ -185,9 +185,13 @@ def _legacy_log(head_mtime: int, tomb_mtime: int) -> list[SourceSegment]:
 
 
 def _legacy_offsets(result: CleanResult) -> list[int]:
-    return [
-        e.offset for c in result.segments for e in read_log(c.log) if isinstance(e, LegacyMessage)
-    ]
+    """Offsets kept; Kafka 4.0 writes what a legacy entry keeps as a magic 2 batch."""
+    offsets = []
+    for cleaned in result.segments:
+        for entry in read_log(cleaned.log):
+            assert isinstance(entry, RecordBatch) and entry.header.magic == 2
+            offsets += [entry.header.base_offset + r.offset_delta for r in entry.records]
+    return offsets
 
 
 def test_legacy_tombstone_kept_while_segment_newer_than_legacy_horizon() -> None:
