@@ -95,7 +95,7 @@ def _expected(folder: str, cleaned: CleanedSegment) -> dict[str, bytes]:
 def test_v0_first_pass_writes_kafkas_segment_0() -> None:
     result = _v0_pass1()
     assert [s.base_offset for s in result.segments] == [0]
-    assert _files(result.segments[0]) == _expected("v0", result.segments[0])
+    assert _files(result.segments[0]) == _expected("t-0", result.segments[0])
 
 
 def test_v0_second_pass_writes_kafkas_segments_0_and_8() -> None:
@@ -103,7 +103,7 @@ def test_v0_second_pass_writes_kafkas_segments_0_and_8() -> None:
     assert result.end_offset == 14
     assert [s.base_offset for s in result.segments] == [0, 8]
     for cleaned in result.segments:
-        assert _files(cleaned) == _expected("v0", cleaned)
+        assert _files(cleaned) == _expected("t-0", cleaned)
 
 
 def test_v1_writes_kafkas_segments_0_and_8() -> None:
@@ -111,7 +111,7 @@ def test_v1_writes_kafkas_segments_0_and_8() -> None:
     assert result.end_offset == 15
     assert [s.base_offset for s in result.segments] == [0, 8]
     for cleaned in result.segments:
-        assert _files(cleaned) == _expected("v1", cleaned)
+        assert _files(cleaned) == _expected("t1-0", cleaned)
 
 
 def _batches(result: CleanResult) -> list[RecordBatch]:
