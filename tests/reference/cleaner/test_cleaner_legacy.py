@@ -39,12 +39,14 @@ def _segment(folder: Path, base: int, mtime: int) -> SourceSegment:
     return SourceSegment(base, (folder / name).read_bytes(), mtime, file=name)
 
 
-def _params(dirty: int, uncleanable: int, now: int, segment_bytes: int) -> CleanParams:
+def _params(
+    dirty: int, uncleanable: int, now: int, segment_bytes: int, retention_ms: int = DAY_MS
+) -> CleanParams:
     return CleanParams(
         first_dirty_offset=dirty,
         first_uncleanable_offset=uncleanable,
         now_ms=now,
-        delete_retention_ms=DAY_MS,
+        delete_retention_ms=retention_ms,
         segment_bytes=segment_bytes,
         max_index_bytes=10485760,
         index_interval_bytes=4096,
@@ -155,17 +157,7 @@ def _later_round(now: int, retention_ms: int) -> list[int]:
         SourceSegment(8, (LOGS / "legacy-v0" / "legacy-v0-0" / f"{8:020d}.log").read_bytes(), 1),
         SourceSegment(14, b"", 1),
     ]
-    params = CleanParams(
-        first_dirty_offset=8,
-        first_uncleanable_offset=14,
-        now_ms=now,
-        delete_retention_ms=retention_ms,
-        segment_bytes=400,
-        max_index_bytes=10485760,
-        index_interval_bytes=4096,
-        max_message_bytes=1048588,
-    )
-    result = clean_log(segments, params)
+    result = clean_log(segments, _params(8, 14, now, 400, retention_ms))
     return [b.header.base_offset + r.offset_delta for b in _batches(result) for r in b.records]
 
 
