@@ -2,7 +2,7 @@
 
 Inputs are the fixture logs fixtures/logs/legacy-v0 and legacy-v1; expected
 outputs are the segment files a real Kafka 4.0.0 broker's cleaner wrote for
-those very segments (fixtures/golden/cleaner-legacy, its README says how they
+those very segments (fixtures/kafka-cleaner-legacy, its README says how they
 were made, with the times below taken from its log-cleaner.log and dump.txt).
 """
 
@@ -22,7 +22,7 @@ from lethe_reference.cleaner.algorithm import (
     clean_log,
 )
 
-GOLDEN = fixtures_root() / "golden" / "cleaner-legacy"
+EVIDENCE = fixtures_root() / "kafka-cleaner-legacy"
 LOGS = fixtures_root() / "logs"
 DAY_MS = 86_400_000
 # log-cleaner.log: the segments' lastModifiedTime after seeding
@@ -91,13 +91,13 @@ def _files(cleaned: CleanedSegment) -> dict[str, bytes]:
 
 
 def _expected(folder: str, cleaned: CleanedSegment) -> dict[str, bytes]:
-    return {name: (GOLDEN / folder / name).read_bytes() for name in _files(cleaned)}
+    return {name: (EVIDENCE / folder / name).read_bytes() for name in _files(cleaned)}
 
 
 def test_v0_first_pass_writes_kafkas_segment_0() -> None:
     result = _v0_pass1()
     assert [s.base_offset for s in result.segments] == [0]
-    assert _files(result.segments[0]) == _expected("t-0", result.segments[0])
+    assert _files(result.segments[0]) == _expected("v0", result.segments[0])
 
 
 def test_v0_second_pass_writes_kafkas_segments_0_and_8() -> None:
@@ -105,7 +105,7 @@ def test_v0_second_pass_writes_kafkas_segments_0_and_8() -> None:
     assert result.end_offset == 14
     assert [s.base_offset for s in result.segments] == [0, 8]
     for cleaned in result.segments:
-        assert _files(cleaned) == _expected("t-0", cleaned)
+        assert _files(cleaned) == _expected("v0", cleaned)
 
 
 def test_v1_writes_kafkas_segments_0_and_8() -> None:
@@ -113,7 +113,7 @@ def test_v1_writes_kafkas_segments_0_and_8() -> None:
     assert result.end_offset == 15
     assert [s.base_offset for s in result.segments] == [0, 8]
     for cleaned in result.segments:
-        assert _files(cleaned) == _expected("t1-0", cleaned)
+        assert _files(cleaned) == _expected("v1", cleaned)
 
 
 def _batches(result: CleanResult) -> list[RecordBatch]:
