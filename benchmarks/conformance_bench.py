@@ -53,6 +53,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench_results import write_result_files
 from bench_timing import BenchError, OtherWork
 from lethe_formats.fixtures import fixtures_root
 
@@ -322,11 +323,7 @@ def _markdown(result: dict[str, Any]) -> str:
 
 def write_results(out_dir: Path, result: dict[str, Any]) -> tuple[Path, Path]:
     """``conformance.json`` and ``conformance.md`` in ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = out_dir / "conformance.json", out_dir / "conformance.md"
-    json_path.write_text(json.dumps(result, indent=2) + "\n")
-    md_path.write_text(_markdown(result))
-    return json_path, md_path
+    return write_result_files(out_dir, "conformance", result, _markdown)
 
 
 def _command_line(argv: Sequence[str]) -> str:

@@ -38,6 +38,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from bench_results import write_result_files
+
 HERE = Path(__file__).resolve().parent
 TARGET_SECONDS = 15 * 60.0
 
@@ -110,9 +112,7 @@ def main(args: list[str] | None = None) -> int:
         "slowest": [{"id": s["id"], "s": s["duration_s"]} for s in slowest],
         "notes": options.note,
     }
-    options.out.mkdir(parents=True, exist_ok=True)
-    (options.out / "conformance_kafka.json").write_text(json.dumps(result, indent=2) + "\n")
-    (options.out / "conformance_kafka.md").write_text(render(result))
+    write_result_files(options.out, "conformance_kafka", result, render)
     if options.verified is not None:
         options.verified.mkdir(parents=True, exist_ok=True)
         for name in ("report.json", "report.md"):

@@ -34,7 +34,6 @@ snapshot files on disk at the end. Exit status 1 when any check failed.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import random
 import socket
@@ -48,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_broker_process import BrokerProcess, lethe_command
+from bench_results import write_result_files
 from bench_timing import BenchError
 
 HERE = Path(__file__).resolve().parent
@@ -301,9 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "pass": tally.clean and tally.cycles == args.cycles,
         "notes": args.note,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "crash.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "crash.md").write_text(_render(result))
+    write_result_files(args.out, "crash", result, _render)
     print(_render(result))
     return 0 if result["pass"] else 1
 

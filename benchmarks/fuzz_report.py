@@ -11,10 +11,11 @@ of a burst does not decide. Each target ends PASS or MISS.
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 from typing import Any
+
+from bench_results import write_result_files
 
 __all__ = ["evaluate", "rss_growth_mib", "write_results"]
 
@@ -130,11 +131,7 @@ def render(result: dict[str, Any]) -> str:
 
 def write_results(out_dir: Path, result: dict[str, Any]) -> tuple[Path, Path]:
     """Write ``fuzz.json`` and ``fuzz.md`` into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = out_dir / "fuzz.json", out_dir / "fuzz.md"
-    json_path.write_text(json.dumps(result, indent=2) + "\n")
-    md_path.write_text(render(result))
-    return json_path, md_path
+    return write_result_files(out_dir, "fuzz", result, render)
 
 
 def _left_out(result: dict[str, Any]) -> str:

@@ -30,7 +30,6 @@ and ``broker_memory.svg`` (RSS over time, drawn without plotting libraries).
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import shutil
 import sys
@@ -43,6 +42,7 @@ from typing import Any
 
 import confluent_kafka
 from bench_broker_process import BrokerProcess, log_bytes
+from bench_results import write_result_files
 from bench_timing import BenchError
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
@@ -283,9 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if args.work_dir is None:
             shutil.rmtree(work_dir, ignore_errors=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "broker_memory.json").write_text(json.dumps(result, indent=1) + "\n")
-    (args.out / "broker_memory.md").write_text(markdown(result))
+    write_result_files(args.out, "broker_memory", result, markdown, indent=1)
     (args.out / "broker_memory.svg").write_text(svg(result["series"]) + "\n")
     print(markdown(result))
     return 0
