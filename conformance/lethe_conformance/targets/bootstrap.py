@@ -61,7 +61,7 @@ from lethe_conformance.targets.base import (
     CapabilityMissingError,
     ControlError,
 )
-from lethe_conformance.targets.profiles import discover_profiles
+from lethe_conformance.targets.profiles import ProfilesOnce
 
 __all__ = ["ADVANCE_TIME", "HOOK_ACTIONS", "BootstrapTarget", "ControlHook", "parse_bootstrap"]
 
@@ -116,7 +116,7 @@ class ControlHook:
             )
 
 
-class BootstrapTarget:
+class BootstrapTarget(ProfilesOnce):
     """A broker reached through ``host:port``; see the module docstring."""
 
     def __init__(
@@ -137,7 +137,6 @@ class BootstrapTarget:
         self._control = control
         self._request_timeout = request_timeout
         self._restart_timeout_s = restart_timeout_s
-        self._profiles: frozenset[str] | None = None
 
     @property
     def name(self) -> str:
@@ -172,12 +171,6 @@ class BootstrapTarget:
         if role not in self._roles:
             raise CapabilityMissingError(self.name, PRINCIPALS)
         return f"User:{self._roles[role].username}"
-
-    def profiles(self) -> frozenset[str]:
-        if self._profiles is None:
-            with self.connect() as conn:
-                self._profiles = discover_profiles(conn)
-        return self._profiles
 
     def advance_time(self, ms: int) -> None:
         self._hook(ADVANCE_TIME, CLOCK_CONTROL).run(ADVANCE_TIME, str(ms))

@@ -47,7 +47,7 @@ from lethe_reference.embedded_cluster import EmbeddedCluster
 
 from lethe_conformance.client.connection import DEFAULT_REQUEST_TIMEOUT, KafkaConnection
 from lethe_conformance.targets.base import Capabilities, Target
-from lethe_conformance.targets.profiles import discover_profiles
+from lethe_conformance.targets.profiles import ProfilesOnce
 
 __all__ = [
     "CLUSTER_CONTROL",
@@ -102,7 +102,7 @@ class ClusterHost(Target, Protocol):
         ...
 
 
-class EmbeddedClusterTarget:
+class EmbeddedClusterTarget(ProfilesOnce):
     """Three reference brokers in one process on a virtual clock (module docstring)."""
 
     def __init__(
@@ -117,7 +117,6 @@ class EmbeddedClusterTarget:
             self._dir, CLUSTER_SIZE, overrides=overrides, clock=ManualClock(start_ms)
         )
         self._request_timeout = request_timeout
-        self._profiles: frozenset[str] | None = None
 
     def __enter__(self) -> EmbeddedClusterTarget:
         self._cluster.start()
@@ -148,12 +147,6 @@ class EmbeddedClusterTarget:
         return KafkaConnection.open(
             self._cluster.host, self._cluster.port(node_id), request_timeout=self._request_timeout
         )
-
-    def profiles(self) -> frozenset[str]:
-        if self._profiles is None:
-            with self.connect() as conn:
-                self._profiles = discover_profiles(conn)
-        return self._profiles
 
     def advance_time(self, ms: int) -> None:
         self._cluster.advance(ms)

@@ -71,7 +71,7 @@ from lethe_conformance.client.connection import (
 )
 from lethe_conformance.targets.base import CLOCK_CONTROL, Capabilities, CapabilityMissingError
 from lethe_conformance.targets.cluster import EmbeddedClusterTarget
-from lethe_conformance.targets.profiles import discover_profiles
+from lethe_conformance.targets.profiles import ProfilesOnce
 
 __all__ = [
     "CREDENTIALS",
@@ -112,7 +112,7 @@ SECURITY_SETTINGS: Mapping[str, str] = {
 }
 
 
-class EmbeddedTarget:
+class EmbeddedTarget(ProfilesOnce):
     """See the module docstring; use as a context manager (or call start/close)."""
 
     def __init__(
@@ -148,7 +148,6 @@ class EmbeddedTarget:
             sasl_port=0,
         )
         self._request_timeout = request_timeout
-        self._profiles: frozenset[str] | None = None
 
     def start(self) -> EmbeddedTarget:
         self._broker.start()
@@ -202,12 +201,6 @@ class EmbeddedTarget:
 
     def principal_of(self, role: str) -> str:
         return f"User:{CREDENTIALS[role].username}"
-
-    def profiles(self) -> frozenset[str]:
-        if self._profiles is None:
-            with self.connect() as conn:
-                self._profiles = discover_profiles(conn)
-        return self._profiles
 
     def advance_time(self, ms: int) -> None:
         if self._clock != "virtual":

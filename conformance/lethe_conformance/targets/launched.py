@@ -64,7 +64,7 @@ from lethe_conformance.targets.base import (
 )
 from lethe_conformance.targets.launcher import PLAINTEXT, LauncherSpec
 from lethe_conformance.targets.processes import DEFAULT_PORT_RANGE, Node, free_ports
-from lethe_conformance.targets.profiles import discover_profiles
+from lethe_conformance.targets.profiles import ProfilesOnce
 
 __all__ = ["LaunchedTarget"]
 
@@ -79,7 +79,7 @@ def kafka_uuid() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
-class LaunchedTarget:
+class LaunchedTarget(ProfilesOnce):
     """Nodes started from a launcher (module docstring); use as a context manager."""
 
     def __init__(
@@ -107,7 +107,6 @@ class LaunchedTarget:
         self._host = host
         self._keep = keep_scratch
         self._cluster_id = kafka_uuid()
-        self._profiles: frozenset[str] | None = None
         self._children = 0
         self.nodes: dict[int, Node] = {}
 
@@ -198,12 +197,6 @@ class LaunchedTarget:
         if role not in self.spec.principals:
             raise CapabilityMissingError(self.name, PRINCIPALS)
         return f"User:{self.spec.principals[role].username}"
-
-    def profiles(self) -> frozenset[str]:
-        if self._profiles is None:
-            with self.connect() as conn:
-                self._profiles = discover_profiles(conn)
-        return self._profiles
 
     def advance_time(self, ms: int) -> None:
         raise CapabilityMissingError(self.name, "clock-control")

@@ -36,7 +36,7 @@ from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_conformance.client import calls
 from lethe_conformance.client.connection import KafkaConnection
 
-__all__ = ["PROBES", "ProfileProbe", "discover_profiles", "topic_configs"]
+__all__ = ["PROBES", "ProfileProbe", "ProfilesOnce", "discover_profiles", "topic_configs"]
 
 EXTENSION_API_BASE = 10000
 
@@ -100,3 +100,20 @@ def _described(conn: KafkaConnection, topic: str) -> frozenset[str]:
         if result.error_code == ErrorCode.NONE:
             names.update(config.name for config in result.configs)
     return frozenset(names)
+
+
+class ProfilesOnce:
+    """A target's ``profiles()``: discovered through its own :meth:`connect` on the
+    first call, then kept, since a target does not change what it offers within
+    a run. Targets inherit it and define ``connect``."""
+
+    _discovered: frozenset[str] | None = None
+
+    def connect(self) -> KafkaConnection:
+        raise NotImplementedError
+
+    def profiles(self) -> frozenset[str]:
+        if self._discovered is None:
+            with self.connect() as conn:
+                self._discovered = discover_profiles(conn)
+        return self._discovered
