@@ -83,7 +83,5 @@ def _rewrite(data: bytes, entry: ScannedEntry, header: BatchHeader) -> bytes | N
         return None  # what cannot be read is passed on as stored
     if not any(r.has_kip87_tombstone_flag and r.value is not None for r in records):
         return None
-    nulled = tuple(
-        replace(r, value=None) if r.has_kip87_tombstone_flag else r for r in records
-    )
+    nulled = tuple(replace(r, value=None) if r.has_kip87_tombstone_flag else r for r in records)
     return encode_batch(RecordBatch(header, nulled), snappy_framing="xerial")
