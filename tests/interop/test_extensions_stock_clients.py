@@ -89,42 +89,51 @@ def plain(bootstrap: str, topic: str) -> str:
     return topic
 
 
+def read_all(poll: Callable[[], list[Rec]]) -> list[Rec]:
+    """Poll until every produced record was read, within the client time bound."""
+    out: list[Rec] = []
+    deadline = time.monotonic() + CLIENT_TIMEOUT_S
+    while len(out) < len(PRODUCED):
+        assert time.monotonic() < deadline, f"read {len(out)} records in time"
+        out += poll()
+    return out
+
+
 def read_confluent(bootstrap: str, name: str) -> list[Rec]:
     consumer = ConfluentConsumer(
         {"bootstrap.servers": bootstrap, "group.id": f"{name}-c", "enable.auto.commit": False}
     )
+
+    def poll() -> list[Rec]:
+        message = consumer.poll(0.5)
+        if message is None:
+            return []
+        assert message.error() is None, message.error()
+        headers = tuple(message.headers() or ())
+        stamp = message.timestamp()[1]
+        return [Rec(0, message.offset(), message.key(), message.value(), stamp, headers)]
+
     try:
         consumer.assign([ConfluentTopicPartition(name, 0, 0)])
-        out: list[Rec] = []
-        deadline = time.monotonic() + CLIENT_TIMEOUT_S
-        while len(out) < len(PRODUCED):
-            assert time.monotonic() < deadline, f"read {len(out)} records in time"
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            assert message.error() is None, message.error()
-            headers = tuple(message.headers() or ())
-            stamp = message.timestamp()[1]
-            out.append(Rec(0, message.offset(), message.key(), message.value(), stamp, headers))
-        return out
+        return read_all(poll)
     finally:
         consumer.close()
 
 
 def read_kafka_python(bootstrap: str, name: str) -> list[Rec]:
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, request_timeout_ms=30_000)
+
+    def poll() -> list[Rec]:
+        return [
+            Rec(0, m.offset, m.key, m.value, m.timestamp, tuple(m.headers))
+            for batch in consumer.poll(timeout_ms=500).values()
+            for m in batch
+        ]
+
     try:
         consumer.assign([PyTopicPartition(name, 0)])
         consumer.seek(PyTopicPartition(name, 0), 0)
-        out: list[Rec] = []
-        deadline = time.monotonic() + CLIENT_TIMEOUT_S
-        while len(out) < len(PRODUCED):
-            assert time.monotonic() < deadline, f"read {len(out)} records in time"
-            for batch in consumer.poll(timeout_ms=500).values():
-                out += [
-                    Rec(0, m.offset, m.key, m.value, m.timestamp, tuple(m.headers)) for m in batch
-                ]
-        return out
+        return read_all(poll)
     finally:
         consumer.close()
 
