@@ -66,6 +66,7 @@ from lethe_formats.protocol.messages.fetch import (
 from lethe_formats.protocol.schema import ZERO_UUID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
+from lethe_reference import faults
 from lethe_reference.cluster.acl import AclOperation, ResourceType
 from lethe_reference.cluster.membership import on_replica_fetch
 from lethe_reference.handlers.authz import authorize, authorize_cluster
@@ -299,7 +300,7 @@ def _plan(broker: Broker, ctx: RequestContext, request: FetchRequest) -> _Plan:
         min(request.min_bytes, max_bytes),
         request.max_wait_ms,
         leader_only=_replica_id(request) >= 0 or version < _CLIENT_METADATA_FROM,
-        nulls_flagged_values=_replica_id(request) < 0 and not request.tombstone_flag_aware,
+        nulls_flagged_values=_nulls_flagged_values(broker, request),
     )
     consumer = _replica_id(request) < 0
     replica_denied = not consumer and not authorize_cluster(
@@ -321,6 +322,15 @@ def _plan(broker: Broker, ctx: RequestContext, request: FetchRequest) -> _Plan:
         else:
             plan.readable.append((key, (topic, key.partition), requested))
     return plan
+
+
+def _nulls_flagged_values(broker: Broker, request: FetchRequest) -> bool:
+    """KIP-87: down-convert for a consumer that did not send ``tombstone_flag_aware``."""
+    if faults.active(broker, "flagged-values-sent-to-unaware-consumers"):
+        return False
+    if faults.active(broker, "flagged-values-nulled-for-replicas"):
+        return not request.tombstone_flag_aware
+    return _replica_id(request) < 0 and not request.tombstone_flag_aware
 
 
 def error_response(request: FetchRequest, code: ErrorCode, _message: str | None) -> FetchResponse:
