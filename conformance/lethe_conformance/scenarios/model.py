@@ -171,6 +171,11 @@ class Scenario:
             return self.steps
         return tuple(step for step in self.steps if step.on(clock))
 
+    @property
+    def failure_kinds(self) -> frozenset[str]:
+        """The kinds of the scenario's ``inject_failure`` steps."""
+        return frozenset(str(s.data["kind"]) for s in self.steps if s.op == "inject_failure")
+
     def needs(self, clock: str | None) -> frozenset[str]:
         """Capabilities the path of ``clock`` needs: ``requires`` plus, on the virtual
         path, clock-control and what its time-control steps use."""

@@ -28,12 +28,16 @@ names, as scenarios spell them:
                       grant ``user`` rights with CreateAcls and act as it.
 ``inject-failure``    :meth:`FailureTarget.inject_failure` makes the broker's *environment*
                       fail (a log dir going offline, an unexpected error while deleting),
-                      so Kafka's answers to such failures can be observed; embedded target only.
+                      so Kafka's answers to such failures can be observed. The embedded
+                      target fails inside the broker (every kind); a launched one causes
+                      the kinds its launcher declares from outside, on files
+                      (``Capabilities.failure_kinds``; a scenario needing another kind is
+                      NOT_APPLICABLE, :data:`FAILURE_PROVIDED_BY` says why).
 
 ``edit-log-dir``, ``own-log-dir`` and ``inject-failure`` need the runner to own
-the broker process: the embedded target has them; a broker reached by address
-does not (a control hook's ``restart`` is one action, with no moment in between;
-nothing outside the process can make its disk fail on cue).
+the broker process: the embedded and launched targets have them; a broker reached
+by address does not (a control hook's ``restart`` is one action, with no moment in
+between; the runner cannot know which of its disks to fail).
 
 Profiles are not declared but *discovered* (``profiles.py``): ApiVersions
 for extension APIs, DescribeConfigs for extension configs.
@@ -57,6 +61,7 @@ __all__ = [
     "CLOCK_CONTROL",
     "CLUSTER_CONTROL",
     "EDIT_LOG_DIR",
+    "FAILURE_PROVIDED_BY",
     "INJECT_FAILURE",
     "LOG_DIR",
     "OWN_LOG_DIR",
@@ -106,7 +111,18 @@ PROVIDED_BY: dict[str, str] = {
     OWN_LOG_DIR: "--launch or the embedded target (the runner owns the process)",
     CLUSTER_CONTROL: "the embedded target, or --launch with a cluster launcher (kafka)",
     PRINCIPALS: "--sasl-user and --user-sasl-user, --launch, or the embedded target",
-    INJECT_FAILURE: "the embedded target (failures injected inside the broker)",
+    INJECT_FAILURE: "the embedded target, or --launch with a launcher declaring failures",
+}
+#: Who can cause each failure kind of ``inject_failure``: the report's "why" when a
+#: target with inject-failure cannot cause the kind a scenario needs.
+FAILURE_PROVIDED_BY: dict[str, str] = {
+    "log-dir-offline": "the embedded target, or a launcher declaring [failures.log-dir-offline]",
+    "delete-error": "the embedded target only: an unexpected error inside the broker's "
+    "delete cannot be caused from outside its process (files, signals)",
+    "offsets-unreadable": "the embedded target only: a read error of chosen partitions "
+    "cannot be caused from outside the broker's process",
+    "replica-deletion-error": "the embedded target only: a failure of one replica deletion "
+    "cannot be caused from outside the broker's process",
 }
 #: The principal roles a scenario names (capability ``principals``).
 ROLES = ("admin", "user")
@@ -139,6 +155,8 @@ class Capabilities:
     own_log_dir: bool = False
     principals: bool = False
     inject_failure: bool = False
+    #: with ``inject_failure``: the failure kinds the target can cause
+    failure_kinds: frozenset[str] = frozenset()
 
     def names(self) -> frozenset[str]:
         """The capability names this target has, as scenarios' ``requires`` spell them."""
@@ -208,10 +226,11 @@ class LocalTarget(Target, Protocol):
         ...
 
     def isolated(
-        self, overrides: Mapping[str, str] | None = None
+        self, overrides: Mapping[str, str] | None = None, *, failures: frozenset[str] = ...
     ) -> AbstractContextManager[Target]:
         """A started broker of its own on a fresh log dir, same settings (``overrides``, a
-        scenario's ``setup.broker_configs``, on top); closed on exit."""
+        scenario's ``setup.broker_configs``, on top), able to survive the failure kinds
+        ``failures`` its scenario injects; closed on exit."""
         ...
 
 

@@ -93,6 +93,9 @@ class BrokerServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._stopping = False
+        #: set when the log dir failed (``LogManager.dir_failure``): the broker halts, as
+        #: Kafka does when every log dir failed (``Exit.halt(1)``, no clean shutdown)
+        self.halted = asyncio.Event()
         self.quotas = ConnectionQuotas(lambda: self.broker.config)
         #: set (and replaced) whenever a connection closes or handled bytes: waiters recheck
         self._changed = asyncio.Event()
@@ -265,10 +268,30 @@ class BrokerServer:
                 self.broker.run_due()
             except Exception:
                 _log.exception(_kv(event="timer-failed"))
+            failure = self.broker.log_manager.dir_failure
+            if failure is not None:
+                _log.critical(_kv(event="halt", reason="all log dirs failed", error=failure))
+                await self.halt()
+                return
             self._wake()  # due work may have answered a parked request
             await asyncio.sleep(0)
 
     # --- shutdown ---------------------------------------------------------------------
+
+    async def halt(self) -> None:
+        """Stop serving at once, with no shutdown work (no flush, checkpoints or
+        ``.kafka_cleanshutdown``): Kafka's ``Exit.halt`` after its last log dir failed.
+        The next start recovers the log dir as after a crash."""
+        self._stopping = True
+        self.halted.set()
+        self._wake()
+        if self._server is not None:
+            self._server.close()
+        for extra in self._extra_servers:
+            extra.close()
+        for session, writer in list(self._connections.values()):
+            session.close()
+            writer.close()
 
     async def stop(self) -> None:
         """Clean shutdown (see the module docstring); idempotent."""
