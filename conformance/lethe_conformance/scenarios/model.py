@@ -42,6 +42,7 @@ __all__ = [
 CAPABILITY_OF_OP: Mapping[str, str] = {
     "advance_time": "clock-control",
     "restart": "restart",
+    "crash_restart": "crash",
     "trigger_cleaning": "trigger-cleaning",
     "check_files": "log-dir",
     "restart_with_files": "edit-log-dir",

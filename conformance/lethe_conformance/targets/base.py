@@ -13,6 +13,10 @@ names, as scenarios spell them:
                       waits with bounded polling instead.
 ``log-dir``           the runner can read the broker's log directory (:attr:`Capabilities.log_dir`).
 ``restart``           :meth:`Target.restart` stops and starts the broker on the same log dir.
+``crash``             :meth:`CrashTarget.crash_restart` kills the broker with no shutdown work
+                      (SIGKILL: no flush, no checkpoints, no ``.kafka_cleanshutdown``) and
+                      starts it again on the same log dir: recovery after a crash. Needs a
+                      broker the runner owns (embedded, launched).
 ``trigger-cleaning``  :meth:`Target.trigger_cleaning` makes the log cleaner run now.
 ``edit-log-dir``      :meth:`LocalTarget.restart_editing` stops the broker, lets the runner
                       change files in its log directory, and starts it again on that dir
@@ -60,6 +64,7 @@ __all__ = [
     "ALL_CAPABILITIES",
     "CLOCK_CONTROL",
     "CLUSTER_CONTROL",
+    "CRASH",
     "EDIT_LOG_DIR",
     "FAILURE_PROVIDED_BY",
     "INJECT_FAILURE",
@@ -73,6 +78,7 @@ __all__ = [
     "Capabilities",
     "CapabilityMissingError",
     "ControlError",
+    "CrashTarget",
     "FailureTarget",
     "LocalTarget",
     "PrincipalTarget",
@@ -82,6 +88,7 @@ __all__ = [
 CLOCK_CONTROL = "clock-control"
 LOG_DIR = "log-dir"
 RESTART = "restart"
+CRASH = "crash"
 TRIGGER_CLEANING = "trigger-cleaning"
 EDIT_LOG_DIR = "edit-log-dir"
 OWN_LOG_DIR = "own-log-dir"
@@ -94,6 +101,7 @@ ALL_CAPABILITIES = frozenset(
         CLOCK_CONTROL,
         LOG_DIR,
         RESTART,
+        CRASH,
         TRIGGER_CLEANING,
         EDIT_LOG_DIR,
         OWN_LOG_DIR,
@@ -106,6 +114,7 @@ PROVIDED_BY: dict[str, str] = {
     CLOCK_CONTROL: "the embedded target, or a --control hook declaring advance-time",
     LOG_DIR: "--log-dir, --launch, or the embedded target",
     RESTART: "--launch, the embedded target, or a --control hook declaring restart",
+    CRASH: "--launch or the embedded target (the runner owns the process)",
     TRIGGER_CLEANING: "the embedded target, or a --control hook declaring trigger-cleaning",
     EDIT_LOG_DIR: "--launch or the embedded target (the runner owns the process)",
     OWN_LOG_DIR: "--launch or the embedded target (the runner owns the process)",
@@ -148,6 +157,7 @@ class Capabilities:
     clock: Literal["virtual", "wall"] = "wall"
     log_dir: Path | None = None
     restart: bool = False
+    crash: bool = False
     trigger_cleaning: bool = False
     sasl: bool = False
     cluster_control: bool = False
@@ -169,6 +179,8 @@ class Capabilities:
             names.add(CLUSTER_CONTROL)
         if self.restart:
             names.add(RESTART)
+        if self.crash:
+            names.add(CRASH)
         if self.trigger_cleaning:
             names.add(TRIGGER_CLEANING)
         if self.edit_log_dir:
@@ -231,6 +243,15 @@ class LocalTarget(Target, Protocol):
         """A started broker of its own on a fresh log dir, same settings (``overrides``, a
         scenario's ``setup.broker_configs``, on top), able to survive the failure kinds
         ``failures`` its scenario injects; closed on exit."""
+        ...
+
+
+class CrashTarget(Target, Protocol):
+    """A target with capability ``crash``."""
+
+    def crash_restart(self) -> None:
+        """Kill the broker with no shutdown work, start it on the same log dir; returns
+        once it serves again."""
         ...
 
 

@@ -184,6 +184,7 @@ class EmbeddedTarget(ProfilesOnce):
             clock=self._clock,
             log_dir=self._log_dir,
             restart=True,
+            crash=True,
             trigger_cleaning=virtual,
             edit_log_dir=True,
             own_log_dir=True,
@@ -224,6 +225,11 @@ class EmbeddedTarget(ProfilesOnce):
             edit(self._log_dir)
         finally:
             self._broker.start()
+
+    def crash_restart(self) -> None:
+        """A crash (capability ``crash``): the broker's state is dropped with no shutdown
+        work, and a fresh broker recovers the same log dir (same clock and port)."""
+        self._broker.crash_restart()
 
     def recover(self) -> None:
         """Before a scenario: a broker an earlier scenario left stopped (a failed restart)

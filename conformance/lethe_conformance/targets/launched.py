@@ -183,6 +183,7 @@ class LaunchedTarget(ProfilesOnce):
             clock="wall",
             log_dir=self.log_dir,
             restart=True,
+            crash=True,
             edit_log_dir=True,
             own_log_dir=True,
             sasl=bool(self.spec.principals),

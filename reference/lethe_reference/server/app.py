@@ -285,6 +285,7 @@ class BrokerServer:
         self._stopping = True
         self.halted.set()
         self._wake()
+        self.broker.background.abandon()
         if self._server is not None:
             self._server.close()
         for extra in self._extra_servers:
@@ -292,6 +293,13 @@ class BrokerServer:
         for session, writer in list(self._connections.values()):
             session.close()
             writer.close()
+        if self._timer is not None and self._timer is not asyncio.current_task():
+            self._timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._timer
+        if self._server is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), _DRAIN_ON_STOP_S)
 
     async def stop(self) -> None:
         """Clean shutdown (see the module docstring); idempotent."""
