@@ -257,13 +257,15 @@ class BrokerServer:
     # --- time -------------------------------------------------------------------------
 
     async def _run_timer(self) -> None:
-        while True:
+        while not self.halted.is_set():  # a halted broker does no more work (halt())
             due = self.broker.next_due_ms()
             timeout = None if due is None else max(0, due - self.broker.clock.now_ms()) / 1000
             self._poke.clear()
             if timeout is None or timeout > 0:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._poke.wait(), timeout)
+            if self.halted.is_set():
+                return
             try:
                 self.broker.run_due()
             except Exception:
@@ -294,9 +296,10 @@ class BrokerServer:
             session.close()
             writer.close()
         if self._timer is not None and self._timer is not asyncio.current_task():
+            # the loop also ends on ``halted``: a cancel racing a poke can be swallowed
+            # by asyncio.wait_for before Python 3.12, and the timer must not run again
             self._timer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._timer
+            await asyncio.wait({self._timer}, timeout=_DRAIN_ON_STOP_S)
         if self._server is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._server.wait_closed(), _DRAIN_ON_STOP_S)
