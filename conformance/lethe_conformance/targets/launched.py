@@ -27,7 +27,11 @@ capability         how
 recovery after an unclean shutdown. There is no ``clock-control`` (the
 broker runs on the wall clock; ``wait`` polls) and no ``trigger-cleaning``:
 the launcher's settings make the cleaner and retention run every second by
-themselves. ``inject-failure`` is not offered.
+themselves. ``inject-failure`` covers the kinds the launcher's ``failures``
+declare, the ones the runner can cause from outside the process
+(:mod:`~lethe_conformance.targets.outside_failures`), and only on a broker of
+the scenario's own started with that kind's settings (``isolated(failures=...)``:
+a failed log dir must not outlive its scenario).
 
 Every start ends with a readiness check: each node's ``plaintext`` port answers
 ApiVersions and its Metadata lists every node of the cluster, within the
@@ -57,12 +61,14 @@ from lethe_conformance.client.connection import (
 from lethe_conformance.client.errors import ClientError
 from lethe_conformance.targets.base import (
     CLUSTER_CONTROL,
+    INJECT_FAILURE,
     PRINCIPALS,
     Capabilities,
     CapabilityMissingError,
     ControlError,
 )
 from lethe_conformance.targets.launcher import PLAINTEXT, LauncherSpec
+from lethe_conformance.targets.outside_failures import fail_log_dir
 from lethe_conformance.targets.processes import DEFAULT_PORT_RANGE, Node, free_ports
 from lethe_conformance.targets.profiles import ProfilesOnce
 
@@ -75,8 +81,16 @@ SASL = "sasl"
 
 
 def kafka_uuid() -> str:
-    """A random cluster id as Kafka prints one (URL-safe base64 of 16 bytes, no padding)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A random cluster id as Kafka prints one (URL-safe base64 of 16 bytes, no padding).
+
+    Never one starting with ``-``: a command line would read it as an option
+    (``kafka-storage.sh format --cluster-id -9i4...`` fails), which is why Kafka's
+    ``Uuid.randomUuid`` draws again in that case; so does this.
+    """
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 class LaunchedTarget(ProfilesOnce):
@@ -94,6 +108,7 @@ class LaunchedTarget(ProfilesOnce):
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         host: str = "127.0.0.1",
         keep_scratch: bool = False,
+        failures: frozenset[str] = frozenset(),
     ) -> None:
         spec.check_home(home)
         self.spec = spec
@@ -107,6 +122,8 @@ class LaunchedTarget(ProfilesOnce):
         self._host = host
         self._keep = keep_scratch
         self._cluster_id = kafka_uuid()
+        #: the failure kinds this broker was started to survive (launcher ``failures``)
+        self._failures = failures & frozenset(spec.failures)
         self._children = 0
         self.nodes: dict[int, Node] = {}
 
@@ -166,11 +183,14 @@ class LaunchedTarget(ProfilesOnce):
             clock="wall",
             log_dir=self.log_dir,
             restart=True,
+            crash=True,
             edit_log_dir=True,
             own_log_dir=True,
             sasl=bool(self.spec.principals),
             principals=bool(self.spec.principals) and SASL in self.spec.ports,
             cluster_control=self.spec.cluster,
+            inject_failure=bool(self.spec.failures),
+            failure_kinds=frozenset(self.spec.failures),
         )
 
     def connect(self) -> KafkaConnection:
@@ -203,6 +223,19 @@ class LaunchedTarget(ProfilesOnce):
 
     def trigger_cleaning(self) -> None:
         raise CapabilityMissingError(self.name, "trigger-cleaning")
+
+    def inject_failure(self, kind: str, topic: str, partitions: list[int]) -> None:
+        """Cause ``kind`` from outside (module docstring): only the kinds this broker was
+        started to survive; a kind the launcher does not declare is not applicable."""
+        if kind not in self._failures:
+            offered = kind in self.spec.failures
+            raise CapabilityMissingError(
+                self.name,
+                f"{INJECT_FAILURE} {kind}"
+                + (" (only on a broker of the scenario's own)" if offered else ""),
+            )
+        node = self.nodes[1]
+        fail_log_dir((node.log_dir, node.spare_log_dir), topic, partitions)
 
     def restart(self) -> None:
         """Clean restart of every node: stop signal, wait for the exit, start, readiness."""
@@ -237,9 +270,12 @@ class LaunchedTarget(ProfilesOnce):
             self._wait_ready(down)
 
     @contextmanager
-    def isolated(self, overrides: Mapping[str, str] | None = None) -> Iterator[LaunchedTarget]:
-        """One node of its own on a fresh log dir, ``overrides`` on top (own-log-dir)."""
-        with self._child(1, overrides) as other:
+    def isolated(
+        self, overrides: Mapping[str, str] | None = None, *, failures: frozenset[str] = frozenset()
+    ) -> Iterator[LaunchedTarget]:
+        """One node of its own on a fresh log dir, ``overrides`` on top (own-log-dir),
+        started with the settings that let it survive the failure kinds ``failures``."""
+        with self._child(1, overrides, failures) as other:
             yield other
 
     @contextmanager
@@ -276,7 +312,12 @@ class LaunchedTarget(ProfilesOnce):
     # --- internals ----------------------------------------------------------------------------
 
     @contextmanager
-    def _child(self, size: int, overrides: Mapping[str, str] | None) -> Iterator[LaunchedTarget]:
+    def _child(
+        self,
+        size: int,
+        overrides: Mapping[str, str] | None,
+        failures: frozenset[str] = frozenset(),
+    ) -> Iterator[LaunchedTarget]:
         self._children += 1
         folder = self._scratch / f"own-{self._children}"
         child = LaunchedTarget(
@@ -288,6 +329,7 @@ class LaunchedTarget(ProfilesOnce):
             port_range=self._port_range,
             request_timeout=self._request_timeout,
             host=self._host,
+            failures=failures,
         )
         try:
             with child:
@@ -312,6 +354,7 @@ class LaunchedTarget(ProfilesOnce):
             "node_id": str(node.node_id),
             "node_dir": str(node.folder),
             "log_dir": str(node.log_dir),
+            "spare_log_dir": str(node.spare_log_dir),
             "config_path": str(node.folder / self.spec.config_file),
             "host": self._host,
             "cluster_id": self._cluster_id,
@@ -331,7 +374,11 @@ class LaunchedTarget(ProfilesOnce):
         node = self.nodes[node_id]
         values = self._values(node)
         lines = [self.spec.render(self.spec.template, values).strip()]
-        settings = dict(self.spec.settings) | self._overrides
+        settings = dict(self.spec.settings)
+        for kind in sorted(self._failures):
+            failure = self.spec.failures[kind]
+            settings |= {k: self.spec.render(v, values) for k, v in failure.items()}
+        settings |= self._overrides
         lines += [f"{key}={value}" for key, value in settings.items()]
         Path(values["config_path"]).write_text("\n".join(lines) + "\n", encoding="utf-8")
         env = {k: self.spec.render(v, values) for k, v in self.spec.env.items()}
