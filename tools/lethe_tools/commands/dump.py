@@ -1,12 +1,14 @@
-"""``lethe dump FILE... [--deep-iteration] [--print-data-log] [--json] [--max-bytes N]``.
+"""``lethe dump FILE...|--files F1,F2 [--deep-iteration] [--print-data-log] [--json]``.
 
 Prints Kafka log-dir files the way ``bin/kafka-dump-log.sh --files FILE``
 does (the same bytes on stdout, the same warnings on stderr) for ``.log``,
 ``.index``, ``.timeindex``, ``.txnindex`` and ``.snapshot``; checkpoints,
 ``partition.metadata`` and ``meta.properties`` as ``key: value`` lines.
 ``--json`` writes one JSON object per line instead (bytes as ``{"utf8": ..}``
-or ``{"hex": ..}``). Exit status 0, or 1 when a file could not be read or
-decoded completely (each problem is one line on stderr).
+or ``{"hex": ..}``). A folder stands for the Kafka files directly in it, in name order. Exit
+status 0, 1 when a file could not be read or decoded completely (each
+problem is one line on stderr), 2 when a path does not exist or a folder
+holds nothing to dump (one line on stderr, nothing printed).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import sys
 from typing import Any
 
 from lethe_tools.inspect.dump import DumpOptions, DumpRenderer, dump_files
+from lethe_tools.inspect.inputs import dumpable_files
 from lethe_tools.render.dump_text import TextDumpRenderer
 from lethe_tools.render.jsonl import JsonDumpRenderer
 
 __all__ = ["register", "run"]
 
 EXIT_PROBLEM = 1
+EXIT_USAGE = 2
 
 
 def _positive(text: str) -> int:
@@ -38,7 +42,20 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="files to dump, in order")
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="files to dump, in order; a folder: the Kafka files in it",
+    )
+    parser.add_argument(
+        "--files",
+        dest="listed",
+        action="append",
+        default=[],
+        metavar="FILES",
+        help="comma-separated files to dump (kafka-dump-log's form), before any FILE",
+    )
     parser.add_argument(
         "--deep-iteration",
         action="store_true",
@@ -61,6 +78,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    listed = [name for text in args.listed for name in text.split(",") if name]
+    if not listed and not args.files:
+        print("lethe dump: give FILE... or --files FILES", file=sys.stderr)
+        return EXIT_USAGE
+    files = dumpable_files([*listed, *args.files])
     options = DumpOptions(
         deep=args.deep_iteration or args.print_data_log,
         print_data=args.print_data_log,
@@ -71,5 +93,5 @@ def run(args: argparse.Namespace) -> int:
         renderer = JsonDumpRenderer(options, sys.stdout, sys.stderr)
     else:
         renderer = TextDumpRenderer(options, sys.stdout, sys.stderr)
-    report = dump_files(args.files, options, renderer)
+    report = dump_files(files, options, renderer)
     return EXIT_PROBLEM if report.failed else 0

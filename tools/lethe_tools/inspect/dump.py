@@ -14,10 +14,12 @@ a :class:`DumpReport` keyed by absolute path as Kafka keys them.
 Kinds kafka-dump-log knows (``.log``, ``.index``, ``.timeindex``,
 ``.txnindex``, ``.snapshot``) follow it exactly, including the sibling
 ``.log``/``.index`` reads of the index checks. Checkpoints,
-``partition.metadata`` and ``meta.properties`` (which it does not dump) are
-decoded with the strict storage readers. A file that cannot be read or
-decoded becomes one ``error`` event and the loop goes on with the next file;
-``DumpReport.failed`` then makes the command exit non-zero.
+``partition.metadata``, ``meta.properties`` (which it does not dump)
+and ``.kafka_cleanshutdown`` (the clean shutdown marker, as Kafka writes it:
+``version`` and ``brokerEpoch``) are decoded with the strict storage
+readers. A file that cannot be read or decoded becomes one ``error`` event
+and the loop goes on with the next file; ``DumpReport.failed`` then makes
+the command exit non-zero.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from lethe_formats.storage.checkpoint import (
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
 )
+from lethe_formats.storage.clean_shutdown import read_clean_shutdown
 from lethe_formats.storage.meta_properties import read_meta_properties
 from lethe_formats.storage.partition_metadata import read_partition_metadata
 from lethe_formats.storage.producer_snapshot import ProducerSnapshotEntry, read_producer_snapshot
@@ -149,6 +152,10 @@ def _dump_one(
     elif kind is Kind.META_PROPERTIES:
         meta = read_meta_properties(read_small(path), file=path)
         renderer.properties(path, meta.properties)
+    elif kind is Kind.CLEAN_SHUTDOWN:
+        marker = read_clean_shutdown(read_small(path), file=path)
+        fields = [("version", str(marker.version)), ("brokerEpoch", str(marker.broker_epoch))]
+        renderer.properties(path, fields)
     else:
         renderer.unknown(path)
 

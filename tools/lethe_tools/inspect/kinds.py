@@ -6,7 +6,7 @@ Kafka never marks its files inside: the name is the type. Segment files are
 ``<20-digit base offset>.<kind>`` (optionally ``.deleted``/``.cleaned``/
 ``.swap`` while being deleted or compacted); the other files have fixed names::
 
-    log dir/                 meta.properties, replication-offset-checkpoint,
+    log dir/                 meta.properties, .kafka_cleanshutdown, replication-offset-checkpoint,
                              recovery-point-offset-checkpoint,
                              log-start-offset-checkpoint, cleaner-offset-checkpoint
     log dir/<topic>-<p>/     00000000000000000042.{log,index,timeindex,txnindex,snapshot},
@@ -43,6 +43,7 @@ class Kind(enum.StrEnum):
     LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
     PARTITION_METADATA = "partition.metadata"
     META_PROPERTIES = "meta.properties"
+    CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
     UNKNOWN = "unknown"
 
 
@@ -59,6 +60,7 @@ _FIXED = {
     "leader-epoch-checkpoint": Kind.LEADER_EPOCH_CHECKPOINT,
     "partition.metadata": Kind.PARTITION_METADATA,
     "meta.properties": Kind.META_PROPERTIES,
+    ".kafka_cleanshutdown": Kind.CLEAN_SHUTDOWN,
 }
 _SEGMENT_SUFFIXES = {f".{kind.value}": kind for kind in (Kind.LOG, Kind.INDEX, Kind.TIME_INDEX)}
 _SEGMENT_SUFFIXES.update({".txnindex": Kind.TXN_INDEX, ".snapshot": Kind.SNAPSHOT})
