@@ -60,7 +60,9 @@ __all__ = [
     "fields_at",
     "message_schema",
     "only",
+    "present",
     "since",
+    "struct_spec",
     "version_cases",
 ]
 
@@ -168,6 +170,16 @@ _SCALARS: dict[str, Construct[int, int]] = {
     "int32": Int32,
     "int64": Int64,
 }
+
+
+def struct_spec(cls: type[Any]) -> StructSpec:
+    """The field table of a message or nested struct dataclass (renderers walk it)."""
+    return _REGISTRY[cls]
+
+
+def present(spec_field: Field, version: int, flexible: bool) -> bool:
+    """Whether ``spec_field`` exists in ``version`` (tagged fields only when flexible)."""
+    return _present(spec_field, version, flexible)
 
 
 def _present(spec_field: Field, version: int, flexible: bool) -> bool:

@@ -38,11 +38,13 @@ from lethe_formats.storage.checkpoint import (
     read_offset_checkpoint,
 )
 from lethe_formats.storage.clean_shutdown import read_clean_shutdown
+from lethe_formats.storage.index import check_offset_index, check_time_index
 from lethe_formats.storage.meta_properties import read_meta_properties
 from lethe_formats.storage.partition_metadata import read_partition_metadata
 from lethe_formats.storage.producer_snapshot import ProducerSnapshotEntry, read_producer_snapshot
 from lethe_formats.storage.txn_index import read_txn_index
 
+from lethe_tools.inspect.decoders import RecordParser
 from lethe_tools.inspect.index_dump import (
     TimeIndexFindings,
     check_index_entries,
@@ -62,9 +64,19 @@ __all__ = ["DumpOptions", "DumpRenderer", "DumpReport", "dump_files"]
 
 @dataclass(frozen=True, slots=True)
 class DumpOptions:
+    """kafka-dump-log's options (``DumpLogSegmentsOptions``)."""
+
     deep: bool = False
     print_data: bool = False
     max_bytes: int | None = None
+    #: ``--*-decoder`` / ``--*-decoder-class``: key and value to text (None: UTF-8)
+    parser: RecordParser | None = None
+    #: ``--skip-record-metadata``: record lines hold only key and payload
+    skip_metadata: bool = False
+    #: ``--verify-index-only``: index entries checked against the log, not printed
+    verify_only: bool = False
+    #: ``--index-sanity-check``: only Kafka's startup check of each index
+    index_sanity: bool = False
 
 
 @dataclass(slots=True)
@@ -85,6 +97,7 @@ class DumpRenderer(LogObserver, Protocol):
     def log_end(self, path: str, walk: LogWalk, limited: bool) -> None: ...
     def offset_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None: ...
     def time_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None: ...
+    def index_sane(self, path: str) -> None: ...
     def txn_index(self, path: str, entries: Sequence[AbortedTxn]) -> None: ...
     def producer_snapshot(self, path: str, entries: Sequence[ProducerSnapshotEntry]) -> None: ...
     def offset_checkpoint(self, path: str, checkpoint: OffsetCheckpoint) -> None: ...
@@ -132,9 +145,9 @@ def _dump_one(
     if kind is Kind.LOG:
         _dump_log(path, info, options, renderer, report)
     elif kind is Kind.INDEX:
-        _dump_index(path, info, renderer, report)
+        _dump_index(path, info, options, renderer, report)
     elif kind is Kind.TIME_INDEX:
-        _dump_time_index(path, info, renderer, report)
+        _dump_time_index(path, info, options, renderer, report)
     elif kind is Kind.TXN_INDEX:
         renderer.txn_index(path, read_txn_index(read_small(path), file=path))
     elif kind is Kind.SNAPSHOT:
@@ -199,10 +212,26 @@ def _read_optional(path: str) -> bytes | None:
         return None
 
 
-def _dump_index(path: str, info: FileInfo, renderer: DumpRenderer, report: DumpReport) -> None:
+def _sane(path: str, data: bytes, base: int, kind: Kind, renderer: DumpRenderer) -> None:
+    """``--index-sanity-check``: Kafka's startup check (its first failure ends the file)."""
+    check = check_offset_index if kind is Kind.INDEX else check_time_index
+    failures = [p for p in check(data, base_offset=base, file=path) if p.kafka_check]
+    if failures:
+        raise failures[0].as_error()
+    renderer.index_sane(path)
+
+
+def _dump_index(
+    path: str, info: FileInfo, options: DumpOptions, renderer: DumpRenderer, report: DumpReport
+) -> None:
     base = info.base_offset if info.base_offset is not None else 0
-    rows = index_rows(read_small(path), base)
-    renderer.offset_index(path, rows)
+    data = read_small(path)
+    rows = index_rows(data, base)
+    if rows and options.index_sanity:  # an empty index is only "is empty."
+        _sane(path, data, base, Kind.INDEX, renderer)
+        return
+    if not rows or not options.verify_only:
+        renderer.offset_index(path, rows)
     log_path = _sibling(path, ".log")
     if not rows or not os.path.isfile(log_path):
         return
@@ -212,10 +241,17 @@ def _dump_index(path: str, info: FileInfo, renderer: DumpRenderer, report: DumpR
         report.index_mismatches.setdefault(os.path.abspath(path), []).extend(mismatches)
 
 
-def _dump_time_index(path: str, info: FileInfo, renderer: DumpRenderer, report: DumpReport) -> None:
+def _dump_time_index(
+    path: str, info: FileInfo, options: DumpOptions, renderer: DumpRenderer, report: DumpReport
+) -> None:
     base = info.base_offset if info.base_offset is not None else 0
-    rows = time_rows(read_small(path), base)
-    renderer.time_index(path, rows)
+    data = read_small(path)
+    if options.index_sanity:
+        _sane(path, data, base, Kind.TIME_INDEX, renderer)
+        return
+    rows = time_rows(data, base)
+    if not options.verify_only:
+        renderer.time_index(path, rows)
     log_path = _sibling(path, ".log")
     if not rows or not os.path.isfile(log_path):
         return

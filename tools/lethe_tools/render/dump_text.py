@@ -81,6 +81,8 @@ class TextDumpRenderer:
 
     def __init__(self, options: DumpOptions, out: TextIO, err: TextIO) -> None:
         self._print_data = options.print_data
+        self._parser = options.parser
+        self._skip_metadata = options.skip_metadata
         self._out = LineSink(out)
         self._err = LineSink(err)
         self._path = ""
@@ -115,7 +117,15 @@ class TextDumpRenderer:
         lines = [v2_batch_line(entry.position, header, entry.crc_valid)]
         if records is not None:
             suffixes = self._control_suffixes(records) if header.attributes & 0x20 else None
-            record_lines(header, records, self._print_data, suffixes, lines)
+            record_lines(
+                header,
+                records,
+                self._print_data,
+                suffixes,
+                lines,
+                parser=self._parser,
+                skip_metadata=self._skip_metadata,
+            )
         self._out.lines(lines)
 
     def _control_suffixes(self, records: Sequence[Record]) -> list[str]:
@@ -137,7 +147,15 @@ class TextDumpRenderer:
     ) -> None:
         lines = [legacy_entry_line(entry.position, message, entry.crc_valid)]
         if inner is not None and inner_valid is not None:
-            legacy_record_lines(message, inner, inner_valid, self._print_data, lines)
+            legacy_record_lines(
+                message,
+                inner,
+                inner_valid,
+                self._print_data,
+                lines,
+                parser=self._parser,
+                skip_metadata=self._skip_metadata,
+            )
         self._out.lines(lines)
 
     def on_error(self, error: FormatError) -> None:
@@ -159,6 +177,9 @@ class TextDumpRenderer:
             self._out.line(f"{printable(path)} is empty.")
             return
         self._out.lines([f"offset: {offset} position: {position}" for offset, position in rows])
+
+    def index_sane(self, path: str) -> None:
+        self._out.line(f"{printable(path)} passed sanity check.")
 
     def time_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None:
         del path  # kafka-dump-log prints nothing at all for an empty time index

@@ -241,6 +241,9 @@ class JsonDumpRenderer:
             [_dumps({"type": "index_entry", "offset": o, "position": p}) for o, p in rows]
         )
 
+    def index_sane(self, path: str) -> None:
+        self._out.lines([_dumps({"type": "index_sanity", "file": path, "passed": True})])
+
     def time_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None:
         del path
         self._out.lines(
