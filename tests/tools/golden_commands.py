@@ -56,9 +56,11 @@ def _parse(path: Path) -> list[GoldenCommand]:
     return commands
 
 
-def golden_commands() -> list[GoldenCommand]:
-    """Every command of every dump.txt (all cases, all passes), in file order."""
+def golden_commands(name: str = "dump.txt") -> list[GoldenCommand]:
+    """Every command of every ``name`` file (all cases, all passes), in file order:
+    ``dump.txt`` recorded with each case, ``dump-options.txt`` the options those
+    do not use, recorded later with kafka-dump-log 4.0.0 on the same files."""
     commands: list[GoldenCommand] = []
-    for path in sorted(golden_root().rglob("dump.txt")):
+    for path in sorted(golden_root().rglob(name)):
         commands += _parse(path)
     return commands

@@ -1,14 +1,21 @@
-"""``lethe dump FILE...|--files F1,F2 [--deep-iteration] [--print-data-log] [--json]``.
+"""``lethe dump FILE...|--files F1,F2 [OPTIONS]``: kafka-dump-log, byte for byte.
 
 Prints Kafka log-dir files the way ``bin/kafka-dump-log.sh --files FILE``
 does (the same bytes on stdout, the same warnings on stderr) for ``.log``,
-``.index``, ``.timeindex``, ``.txnindex`` and ``.snapshot``; checkpoints,
-``partition.metadata`` and ``meta.properties`` as ``key: value`` lines.
-``--json`` writes one JSON object per line instead (bytes as ``{"utf8": ..}``
-or ``{"hex": ..}``). A folder stands for the Kafka files directly in it, in name order. Exit
+``.index``, ``.timeindex``, ``.txnindex`` and ``.snapshot``, with Kafka 4.0's
+options: ``--deep-iteration``, ``--print-data-log``, ``--max-bytes``,
+``--skip-record-metadata``, ``--verify-index-only``, ``--index-sanity-check``,
+``--offsets-decoder`` (``__consumer_offsets``), ``--transaction-log-decoder``
+(``__transaction_state``), and ``--key-decoder-class`` / ``--value-decoder-class``
+as a Python callable ``module:function`` (bytes in, printed with ``str()``);
+the cluster-metadata, remote-log-metadata and share-group decoders are not
+implemented (exit 2). Checkpoints, ``partition.metadata``, ``meta.properties``
+and ``.kafka_cleanshutdown`` print as ``key: value`` lines. ``--json`` writes
+one JSON object per line instead (bytes as ``{"utf8": ..}`` or ``{"hex": ..}``).
+A folder stands for the Kafka files directly in it, in name order. Exit
 status 0, 1 when a file could not be read or decoded completely (each
-problem is one line on stderr), 2 when a path does not exist or a folder
-holds nothing to dump (one line on stderr, nothing printed).
+problem is one line on stderr), 2 for a usage error, a path that does not
+exist or a folder holding nothing to dump (one line on stderr, nothing printed).
 """
 
 from __future__ import annotations
