@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lethe_formats.fixtures import fixtures_root
 
-__all__ = ["GoldenCommand", "golden_commands", "golden_root"]
+__all__ = ["GoldenCommand", "golden_commands", "golden_root", "recorded_commands"]
 
 _COMMAND = b"### bin/kafka-dump-log.sh "
 _STDERR = b"### (stderr of the command above"
@@ -37,7 +37,9 @@ class GoldenCommand:
 
     @property
     def id(self) -> str:
-        case = self.folder.relative_to(golden_root()).as_posix()
+        root = golden_root()
+        base = root if self.folder.is_relative_to(root) else fixtures_root()
+        case = self.folder.relative_to(base).as_posix()
         return f"{case}:{' '.join(self.args)}"
 
 
@@ -54,6 +56,11 @@ def _parse(path: Path) -> list[GoldenCommand]:
         else:
             commands[-1].stdout += line
     return commands
+
+
+def recorded_commands(path: Path) -> list[GoldenCommand]:
+    """The commands of one recording file (any folder under fixtures/)."""
+    return _parse(path)
 
 
 def golden_commands(name: str = "dump.txt") -> list[GoldenCommand]:

@@ -6,8 +6,11 @@ the cases' own dumps do not use: ``--skip-record-metadata`` (with and without
 data, over a control batch), ``--verify-index-only``, ``--index-sanity-check``
 (empty and non-empty indexes), ``--max-message-size``, the decoder-class options
 with Kafka's ``StringDecoder`` (named and omitted), and the decoders implying
-``--print-data-log``. Every command is replayed as ``lethe dump`` with the same
-arguments and must print the same bytes. Python decoders (``module:function``)
+``--print-data-log``. ``fixtures/kafka-cluster-metadata/dump.txt`` does the same for
+a KRaft node's ``__cluster_metadata`` log and ``.checkpoint`` snapshot
+(``--cluster-metadata-decoder``, and the KRaft control records every dump prints).
+Every command is replayed as ``lethe dump`` with the same arguments and must
+print the same bytes. Python decoders (``module:function``)
 and the decoders lethe does not implement are checked on their own.
 """
 
@@ -18,11 +21,14 @@ import re
 from collections.abc import Callable
 
 import pytest
-from golden_commands import GoldenCommand, golden_commands, golden_root
+from golden_commands import GoldenCommand, golden_commands, golden_root, recorded_commands
+from lethe_formats.fixtures import fixtures_root
 from lethe_tools.cli import main
 from tools_support import Run
 
 COMMANDS = golden_commands("dump-options.txt")
+#: a KRaft node's __cluster_metadata log and snapshot, dumped by Kafka 4.0.0
+CLUSTER_METADATA = recorded_commands(fixtures_root() / "kafka-cluster-metadata" / "dump.txt")
 TXN_LOG = "golden-txn-0/00000000000000000000.log"
 
 
@@ -44,7 +50,9 @@ def test_the_recording_covers_every_option_kafka_dump_log_has_and_lethe_honours(
     assert len(COMMANDS) == 14
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[c.id for c in COMMANDS])
+@pytest.mark.parametrize(
+    "command", COMMANDS + CLUSTER_METADATA, ids=[c.id for c in COMMANDS + CLUSTER_METADATA]
+)
 def test_dump_matches_kafka_dump_log(
     command: GoldenCommand,
     monkeypatch: pytest.MonkeyPatch,
@@ -89,10 +97,16 @@ def test_a_decoder_that_cannot_be_loaded_is_a_usage_error(
     assert re.match(r"lethe dump: .*" + re.escape(repr(spec)), run.err)
 
 
-@pytest.mark.parametrize(
-    "flag",
-    ["--cluster-metadata-decoder", "--remote-log-metadata-decoder", "--share-group-state-decoder"],
-)
+def test_the_cluster_metadata_recording_covers_every_record_type_decoded() -> None:
+    decoded = b"".join(c.stdout for c in CLUSTER_METADATA if "--cluster-metadata-decoder" in c.args)
+    types = set(re.findall(rb'"type":"([A-Z_]+)"', decoded))
+    assert len(types) == 13  # the types a single KRaft node wrote in that run
+    assert {b"SnapshotHeader", b"SnapshotFooter", b"KRaftVersion", b"KRaftVoters"} <= set(
+        re.findall(rb"headerKeys: \[\] (\w+) \{", b"".join(c.stdout for c in CLUSTER_METADATA))
+    )
+
+
+@pytest.mark.parametrize("flag", ["--remote-log-metadata-decoder", "--share-group-state-decoder"])
 def test_decoders_lethe_does_not_implement_are_refused_not_guessed(
     flag: str, monkeypatch: pytest.MonkeyPatch, lethe: Callable[..., Run]
 ) -> None:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, Any
 
-from construct import Adapter, Construct, Struct, Switch, this
+from construct import Adapter, Construct, Flag, Struct, Switch, this
 
 from lethe_formats.coordinator._fields import (
     KArray,
@@ -42,7 +42,7 @@ from lethe_formats.coordinator._fields import (
     Uuid,
 )
 from lethe_formats.errors import CorruptRecordError, FormatError
-from lethe_formats.primitives import ExpectEnd, Int8, Int16, Int32, Int64
+from lethe_formats.primitives import ExpectEnd, FixedInt, Int8, Int16, Int32, Int64
 
 __all__ = [
     "ALL",
@@ -164,11 +164,13 @@ class MessageSpec:
             raise ValueError(f"{self.name}: a message needs a finite version range")
 
 
-_SCALARS: dict[str, Construct[int, int]] = {
+_SCALARS: dict[str, Construct[Any, Any]] = {
     "int8": Int8,
     "int16": Int16,
     "int32": Int32,
     "int64": Int64,
+    "uint16": FixedInt(">H"),
+    "bool": Flag,  # Kafka reads any non-zero byte as true
 }
 
 

@@ -6,10 +6,11 @@ does (the same bytes on stdout, the same warnings on stderr) for ``.log``,
 options: ``--deep-iteration``, ``--print-data-log``, ``--max-bytes``,
 ``--skip-record-metadata``, ``--verify-index-only``, ``--index-sanity-check``,
 ``--offsets-decoder`` (``__consumer_offsets``), ``--transaction-log-decoder``
-(``__transaction_state``), and ``--key-decoder-class`` / ``--value-decoder-class``
+(``__transaction_state``), ``--cluster-metadata-decoder`` (``__cluster_metadata``,
+and its ``.checkpoint`` snapshots), and ``--key-decoder-class`` / ``--value-decoder-class``
 as a Python callable ``module:function`` (bytes in, printed with ``str()``);
-the cluster-metadata, remote-log-metadata and share-group decoders are not
-implemented (exit 2). Checkpoints, ``partition.metadata``, ``meta.properties``
+the remote-log-metadata and share-group decoders are not implemented
+(exit 2). Checkpoints, ``partition.metadata``, ``meta.properties``
 and ``.kafka_cleanshutdown`` print as ``key: value`` lines. ``--json`` writes
 one JSON object per line instead (bytes as ``{"utf8": ..}`` or ``{"hex": ..}``).
 A folder stands for the Kafka files directly in it, in name order. Exit
@@ -28,6 +29,7 @@ from lethe_tools.inspect.decoders import (
     JAVA_STRING_DECODER,
     DecoderError,
     RecordParser,
+    cluster_metadata_parser,
     decoder_parser,
     offsets_parser,
     transaction_log_parser,
@@ -41,10 +43,9 @@ __all__ = ["register", "run"]
 
 EXIT_PROBLEM = 1
 EXIT_USAGE = 2
-#: kafka-dump-log decoders lethe does not implement (KRaft metadata, tiered storage's
-#: metadata topic, share groups): refused rather than printed wrongly.
+#: kafka-dump-log decoders lethe does not implement (tiered storage's metadata topic,
+#: share groups): refused rather than printed wrongly.
 UNSUPPORTED_DECODERS = (
-    "--cluster-metadata-decoder",
     "--remote-log-metadata-decoder",
     "--share-group-state-decoder",
 )
@@ -94,6 +95,7 @@ def register(subparsers: Any) -> None:
         "--skip-record-metadata": "record lines hold only key and payload",
         "--offsets-decoder": "decode __consumer_offsets records as Kafka's JSON",
         "--transaction-log-decoder": "decode __transaction_state records",
+        "--cluster-metadata-decoder": "decode __cluster_metadata records as Kafka's JSON",
     }
     for flag, text in flags.items():
         parser.add_argument(flag, action="store_true", help=text)
@@ -137,6 +139,8 @@ def _parser(args: argparse.Namespace) -> RecordParser | None:
         return offsets_parser
     if args.transaction_log_decoder:
         return transaction_log_parser
+    if args.cluster_metadata_decoder:
+        return cluster_metadata_parser
     if args.key_decoder_class is not None or args.value_decoder_class is not None:
         return decoder_parser(args.key_decoder_class, args.value_decoder_class)
     return None

@@ -25,7 +25,10 @@ or None, payload text or None)``):
   state=S,partitions=[t-p,...],txnLastUpdateTimestamp=T,txnTimeoutMs=M``
   (:func:`transaction_log_parser`). Kafka keeps the partitions in a hash set;
   lethe prints them in the order the record lists them, the same for one
-  partition.
+  partition;
+* ``--cluster-metadata-decoder``: ``__cluster_metadata`` records (no key) as
+  ``{"type":"TOPIC_RECORD","version":0,"data":{...}}``, an unreadable one as
+  ``Error at O, skipping. <why>`` (:func:`cluster_metadata_parser`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from lethe_formats.coordinator import (
     decode_key,
     decode_value,
 )
+from lethe_formats.coordinator.cluster_metadata import decode_metadata_record
 from lethe_formats.coordinator.consumer_protocol import decode_assignment, decode_subscription
 from lethe_formats.coordinator.records import VALUE_SPECS
 from lethe_formats.coordinator.transaction_log import (
@@ -55,6 +59,7 @@ __all__ = [
     "JAVA_STRING_DECODER",
     "DecoderError",
     "RecordParser",
+    "cluster_metadata_parser",
     "decoder_parser",
     "offsets_parser",
     "string_parser",
@@ -182,3 +187,14 @@ def transaction_log_parser(key: bytes | None, value: bytes | None, offset: int) 
         f"txnLastUpdateTimestamp={record.transaction_last_update_timestamp_ms},"
         f"txnTimeoutMs={record.transaction_timeout_ms}"
     )
+
+
+def cluster_metadata_parser(key: bytes | None, value: bytes | None, offset: int) -> Parsed:
+    """``ClusterMetadataLogMessageParser``: no key; the value as Kafka's JSON."""
+    del key
+    try:
+        record = decode_metadata_record(value)
+    except FormatError as error:
+        return None, f"Error at {offset}, skipping. {error}"
+    data = message_json(record.message, record.version, True)
+    return None, json_text({"type": record.type_name, "version": record.version, "data": data})

@@ -94,6 +94,7 @@ class DumpRenderer(LogObserver, Protocol):
 
     def file_begin(self, path: str, info: FileInfo) -> None: ...
     def log_begin(self, path: str, base_offset: int | None) -> None: ...
+    def snapshot_begin(self, path: str, snapshot_id: tuple[int, int] | None) -> None: ...
     def log_end(self, path: str, walk: LogWalk, limited: bool) -> None: ...
     def offset_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None: ...
     def time_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None: ...
@@ -142,7 +143,7 @@ def _dump_one(
     path: str, info: FileInfo, options: DumpOptions, renderer: DumpRenderer, report: DumpReport
 ) -> None:
     kind = info.kind
-    if kind is Kind.LOG:
+    if kind in (Kind.LOG, Kind.KRAFT_SNAPSHOT):
         _dump_log(path, info, options, renderer, report)
     elif kind is Kind.INDEX:
         _dump_index(path, info, options, renderer, report)
@@ -176,9 +177,12 @@ def _dump_one(
 def _dump_log(
     path: str, info: FileInfo, options: DumpOptions, renderer: DumpRenderer, report: DumpReport
 ) -> None:
-    renderer.log_begin(path, info.base_offset)
-    if info.base_offset is None:
-        report.failed = True
+    if info.kind is Kind.KRAFT_SNAPSHOT:
+        renderer.snapshot_begin(path, kraft_snapshot_id(path))
+    else:
+        renderer.log_begin(path, info.base_offset)
+        if info.base_offset is None:
+            report.failed = True
     with mapped(path) as data:
         size = len(data) if options.max_bytes is None else min(len(data), options.max_bytes)
         with scan_progress(size, os.path.basename(path)) as progress:
@@ -195,6 +199,20 @@ def _dump_log(
     if walk.errors or not walk.torn_tail:
         report.failed = True
     renderer.log_end(path, walk, options.max_bytes is not None)
+
+
+def kraft_snapshot_id(path: str) -> tuple[int, int] | None:
+    """(end offset, epoch) from ``<20 digits>-<10 digits>.checkpoint``; None for
+    ``bootstrap.checkpoint`` (Kafka's KRaft bootstrap snapshot)."""
+    stem = os.path.basename(path).rsplit(".", 1)[0]
+    offset, dash, epoch = stem.partition("-")
+    if not dash or not (offset.isdigit() and epoch.isdigit()):
+        if stem == "bootstrap":
+            return None
+        raise FormatError(
+            "not a KRaft snapshot name <offset>-<epoch>.checkpoint", position=0, field="file name"
+        )
+    return int(offset), int(epoch)
 
 
 def _sibling(path: str, suffix: str) -> str:

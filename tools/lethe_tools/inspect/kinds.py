@@ -16,7 +16,8 @@ Two strictness levels, because the two commands need different things:
 
 * ``strict=False`` (``lethe dump FILE``): like kafka-dump-log, any
   ``*.log``/``*.index``/... is dumped whatever the rest of its name; the base
-  offset is the leading number if there is one.
+  offset is the leading number if there is one; ``*.checkpoint`` is a KRaft
+  snapshot of the metadata log (batches, like a segment).
 * ``strict=True`` (directory walks in ``lethe verify``): only names Kafka itself
   writes count, so ``log-cleaner.log`` next to the partitions is not mistaken
   for a segment.
@@ -44,6 +45,8 @@ class Kind(enum.StrEnum):
     PARTITION_METADATA = "partition.metadata"
     META_PROPERTIES = "meta.properties"
     CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+    #: a KRaft snapshot of __cluster_metadata: <end offset>-<epoch>.checkpoint
+    KRAFT_SNAPSHOT = "checkpoint"
     UNKNOWN = "unknown"
 
 
@@ -99,6 +102,8 @@ def _loose(name: str) -> FileInfo:
             stem, transient = stem[: -len(extra)], extra
             break
     dot = stem.rfind(".")
+    if dot >= 0 and stem[dot:] == ".checkpoint":
+        return FileInfo(Kind.KRAFT_SNAPSHOT, None, transient)
     kind = _SEGMENT_SUFFIXES.get(stem[dot:]) if dot >= 0 else None
     if kind is None:
         return FileInfo(Kind.UNKNOWN)

@@ -291,6 +291,8 @@ class _Walker:
         base = info.base_offset
         if kind is Kind.LOG:
             self.scan_log(path, base)
+        elif kind is Kind.KRAFT_SNAPSHOT:  # batches from offset 0, like a segment
+            self.scan_log(path, 0)
         elif kind in (Kind.INDEX, Kind.TIME_INDEX):
             self.index(path, kind, base or 0, self.sibling_summary(path), None)
         elif kind is Kind.TXN_INDEX:
