@@ -10,12 +10,21 @@ split on ``\\n`` only; a section ends where the next ``### `` header starts.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lethe_formats.fixtures import fixtures_root
+from lethe_tools.cli import main
 
-__all__ = ["GoldenCommand", "golden_commands", "golden_root", "recorded_commands"]
+__all__ = [
+    "GoldenCommand",
+    "assert_replays",
+    "golden_commands",
+    "golden_root",
+    "recorded_commands",
+]
 
 _COMMAND = b"### bin/kafka-dump-log.sh "
 _STDERR = b"### (stderr of the command above"
@@ -71,3 +80,15 @@ def golden_commands(name: str = "dump.txt") -> list[GoldenCommand]:
     for path in sorted(golden_root().rglob(name)):
         commands += _parse(path)
     return commands
+
+
+def assert_replays(command: GoldenCommand, args: list[str], capsysbinary: Any) -> None:
+    """``lethe dump ARGS`` run in the recording's folder (the caller has chdir'ed there)
+    prints the recorded stdout and stderr bytes (stderr without the folder prefix)
+    and exits 0."""
+    status = main(["dump", *args])
+    captured = capsysbinary.readouterr()
+    assert captured.out.split(b"\n") == command.stdout.split(b"\n")
+    prefix = (os.getcwd() + os.sep).encode()
+    assert captured.err.replace(prefix, b"").split(b"\n") == command.stderr.split(b"\n")
+    assert status == 0

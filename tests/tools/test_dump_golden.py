@@ -12,12 +12,10 @@ removed the directory prefix, so the same prefix is removed from ours).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from golden_commands import GoldenCommand, golden_commands
-from lethe_tools.cli import main
+from golden_commands import GoldenCommand, assert_replays, golden_commands
 
 #: Every flag the recorded commands use; all are kafka-dump-log's own.
 RECORDED_FLAGS = {
@@ -66,9 +64,4 @@ def test_dump_matches_kafka_dump_log(
 ) -> None:
     monkeypatch.chdir(command.folder)
     args = command.args if form == "kafka" else positional_args(command)
-    status = main(["dump", *args])
-    captured = capsysbinary.readouterr()
-    assert captured.out.split(b"\n") == command.stdout.split(b"\n")
-    prefix = (os.getcwd() + os.sep).encode()
-    assert captured.err.replace(prefix, b"").split(b"\n") == command.stderr.split(b"\n")
-    assert status == 0
+    assert_replays(command, args, capsysbinary)

@@ -16,14 +16,18 @@ and the decoders lethe does not implement are checked on their own.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 
 import pytest
-from golden_commands import GoldenCommand, golden_commands, golden_root, recorded_commands
+from golden_commands import (
+    GoldenCommand,
+    assert_replays,
+    golden_commands,
+    golden_root,
+    recorded_commands,
+)
 from lethe_formats.fixtures import fixtures_root
-from lethe_tools.cli import main
 from tools_support import Run
 
 COMMANDS = golden_commands("dump-options.txt")
@@ -59,12 +63,7 @@ def test_dump_matches_kafka_dump_log(
     capsysbinary: pytest.CaptureFixture[bytes],
 ) -> None:
     monkeypatch.chdir(command.folder)
-    status = main(["dump", *command.args])
-    captured = capsysbinary.readouterr()
-    assert captured.out.split(b"\n") == command.stdout.split(b"\n")
-    prefix = (os.getcwd() + os.sep).encode()
-    assert captured.err.replace(prefix, b"").split(b"\n") == command.stderr.split(b"\n")
-    assert status == 0
+    assert_replays(command, command.args, capsysbinary)
 
 
 def _txn_folder(monkeypatch: pytest.MonkeyPatch) -> None:
