@@ -16,8 +16,10 @@ and the decoders lethe does not implement are checked on their own.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from golden_commands import (
@@ -28,6 +30,7 @@ from golden_commands import (
     recorded_commands,
 )
 from lethe_formats.fixtures import fixtures_root
+from lethe_tools.inspect.decoders import scala_hash_set_order
 from tools_support import Run
 
 COMMANDS = golden_commands("dump-options.txt")
@@ -112,3 +115,21 @@ def test_decoders_lethe_does_not_implement_are_refused_not_guessed(
     _txn_folder(monkeypatch)
     run = lethe("dump", "--files", TXN_LOG, flag)
     assert (run.status, run.out, run.err) == (2, "", f"lethe dump: {flag} is not implemented\n")
+
+
+def _order_cases() -> list[dict[str, Any]]:
+    path = fixtures_root() / "kafka-txn-partition-order" / "cases.json"
+    cases: list[dict[str, Any]] = json.loads(path.read_text("utf-8"))
+    return cases
+
+
+def test_a_transactions_partitions_print_in_kafkas_hash_set_order() -> None:
+    cases = _order_cases()
+    assert len(cases) == 150
+    for case in cases:
+        groups = [[(topic, p) for p in partitions] for topic, partitions in case["groups"]]
+        printed = ",".join(f"{t}-{p}" for t, p in scala_hash_set_order(groups))
+        assert f"[{printed}]" == case["kafka"], case["groups"]
+    # the cases reach past one 16-bucket table, through both ways the set grows
+    sizes = [sum(len(p) for _, p in case["groups"]) for case in cases]
+    assert max(sizes) > 24 and min(sizes) == 1

@@ -23,9 +23,9 @@ or None, payload text or None)``):
 * ``--transaction-log-decoder``: ``__transaction_state`` records as
   ``transaction_metadata::transactionalId=ID`` and ``producerId:P,producerEpoch:E,
   state=S,partitions=[t-p,...],txnLastUpdateTimestamp=T,txnTimeoutMs=M``
-  (:func:`transaction_log_parser`). Kafka keeps the partitions in a hash set;
-  lethe prints them in the order the record lists them, the same for one
-  partition;
+  (:func:`transaction_log_parser`). Kafka reads the partitions into a Scala
+  ``mutable.HashSet`` (none for an Empty transaction) and prints them in that
+  set's iteration order, which :func:`scala_hash_set_order` reproduces;
 * ``--cluster-metadata-decoder``: ``__cluster_metadata`` records (no key) as
   ``{"type":"TOPIC_RECORD","version":0,"data":{...}}``, an unreadable one as
   ``Error at O, skipping. <why>`` (:func:`cluster_metadata_parser`).
@@ -62,6 +62,7 @@ __all__ = [
     "cluster_metadata_parser",
     "decoder_parser",
     "offsets_parser",
+    "scala_hash_set_order",
     "string_parser",
     "transaction_log_parser",
 ]
@@ -176,14 +177,17 @@ def transaction_log_parser(key: bytes | None, value: bytes | None, offset: int) 
             position=0,
             field="value.transactionStatus",
         )
+    state = TRANSACTION_STATES[record.transaction_status]
+    groups = [] if state == "Empty" else record.transaction_partitions or ()
     partitions = ",".join(
-        f"{entry.topic}-{partition}"
-        for entry in record.transaction_partitions or ()
-        for partition in entry.partition_ids
+        f"{topic}-{partition}"
+        for topic, partition in scala_hash_set_order(
+            [[(entry.topic, p) for p in entry.partition_ids] for entry in groups]
+        )
     )
     return key_text, (
         f"producerId:{record.producer_id},producerEpoch:{record.producer_epoch},"
-        f"state={TRANSACTION_STATES[record.transaction_status]},partitions=[{partitions}],"
+        f"state={state},partitions=[{partitions}],"
         f"txnLastUpdateTimestamp={record.transaction_last_update_timestamp_ms},"
         f"txnTimeoutMs={record.transaction_timeout_ms}"
     )
@@ -198,3 +202,54 @@ def cluster_metadata_parser(key: bytes | None, value: bytes | None, offset: int)
         return None, f"Error at {offset}, skipping. {error}"
     data = message_json(record.message, record.version, True)
     return None, json_text({"type": record.type_name, "version": record.version, "data": data})
+
+
+def _java_string_hash(text: str) -> int:
+    value = 0
+    for unit in text.encode("utf-16-be").hex(" ", 2).split():
+        value = (31 * value + int(unit, 16)) & 0xFFFFFFFF
+    return value
+
+
+def _int32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def _topic_partition_hash(topic: str, partition: int) -> int:
+    """``TopicPartition.hashCode``, then Scala's ``improveHash`` (h ^ h >>> 16)."""
+    java = _int32(31 * (31 + partition) + _java_string_hash(topic))
+    return _int32(java ^ ((java & 0xFFFFFFFF) >> 16))
+
+
+#: Scala's immutable Set1..Set4 (larger sets are an immutable.HashSet)
+_SMALL_SET = 4
+
+
+def _table_size_for(capacity: int) -> int:
+    return min(1 << (max(capacity - 1, 4).bit_length() - 1) << 1, 1 << 30)
+
+
+def scala_hash_set_order(groups: list[list[tuple[str, int]]]) -> list[tuple[str, int]]:
+    """The iteration order of a Scala 2.13 ``mutable.HashSet`` of TopicPartitions filled
+    with ``++=`` once per group, as ``TransactionLog.readTxnRecordValue`` fills it.
+
+    The set is a table of buckets (16 at first, load factor 0.75): ``++=`` first
+    sizes it for the group (``sizeHint``); a group of up to four is added one by
+    one, each add doubling the table when the next element would reach the
+    threshold, a larger one bucket-wise without any growth; a bucket is
+    ``hash & (size - 1)`` and keeps its nodes in ascending hash order, and
+    iteration walks the buckets in order. So the order follows from the hashes
+    and the final table size alone (checked against the JVM on random sets)."""
+    size = 16
+    seen: dict[tuple[str, int], int] = {}
+    for group in groups:
+        unique = list(dict.fromkeys(group))  # the group is a Scala immutable Set
+        size = max(size, _table_size_for(int((len(unique) + 1) / 0.75)))  # sizeHint
+        for element in unique:
+            # an immutable.HashSet (5+ elements) is added bucket-wise without growing;
+            # a Set1..Set4 element by element, each add growing the table if needed
+            if len(unique) <= _SMALL_SET and len(seen) + 1 >= int(size * 0.75):
+                size *= 2
+            seen.setdefault(element, _topic_partition_hash(*element))
+    return sorted(seen, key=lambda e: (seen[e] & (size - 1), seen[e]))
