@@ -12,8 +12,8 @@ as a Python callable ``module:function`` (bytes in, printed with ``str()``);
 the remote-log-metadata and share-group decoders are not implemented
 (exit 2). Checkpoints, ``partition.metadata``, ``meta.properties``
 and ``.kafka_cleanshutdown`` print as ``key: value`` lines. ``--json`` writes
-one JSON object per line instead (bytes as ``{"utf8": ..}`` or ``{"hex": ..}``).
-A folder stands for the Kafka files directly in it, in name order. Exit
+one JSON object per line instead (bytes as ``{"utf8": ..}`` or ``{"hex": ..}``,
+never through a decoder). A folder stands for the Kafka files directly in it, in name order. Exit
 status 0, 1 when a file could not be read or decoded completely (each
 problem is one line on stderr), 2 for a usage error, a path that does not
 exist or a folder holding nothing to dump (one line on stderr, nothing printed).
