@@ -75,6 +75,4 @@ class AlterPartitionReassignmentsResponse(Struct):
     throttle_time_ms: int = proto(INT32, "0+")
     error_code: int = proto(INT16, "0+")
     error_message: str | None = proto(STRING, "0+", nullable="0+")
-    responses: tuple[ReassignableTopicResponse, ...] = proto(
-        array(ReassignableTopicResponse), "0+"
-    )
+    responses: tuple[ReassignableTopicResponse, ...] = proto(array(ReassignableTopicResponse), "0+")
