@@ -43,7 +43,6 @@ from lethe_formats.protocol.messages.metadata import (
     MetadataResponseTopic,
 )
 
-
 NOT_CONTROLLER = 41
 INVALID_REPLICA_ASSIGNMENT = 39
 
