@@ -27,16 +27,9 @@ capability         how
                    on the wire
 =================  ==============================================================
 
-:meth:`move_leader` elects a chosen replica as an operator would:
-AlterPartitionReassignments to the same replicas with the chosen one first,
-then ElectLeaders PREFERRED (Kafka 4.0: the leader epoch goes up by one), then it
-waits until every answering node's Metadata names the new leader.
-Both requests go to the nodes' ``controller`` listener when the launcher has one
-(an admin client may talk to KRaft controllers directly, KIP-919), trying each
-running node that is not paused until the active controller answers: a paused
-node may be the active controller, and a broker would forward to it and wait
-for its ``controller.socket.timeout.ms`` (30 s) before trying the one elected
-in its place.
+:meth:`move_leader` elects a chosen replica as an operator would on Kafka
+(AlterPartitionReassignments, then ElectLeaders PREFERRED; :mod:`.elections`),
+sending both to the nodes' ``controller`` listener when the launcher has one.
 
 :meth:`crash_restart` kills a node (SIGKILL) and starts it again: Kafka's
 recovery after an unclean shutdown. There is no ``clock-control`` (the
@@ -64,17 +57,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
-from lethe_formats.protocol.messages.alter_partition_reassignments import (
-    AlterPartitionReassignmentsResponse,
-)
-from lethe_formats.protocol.messages.elect_leaders import ElectLeadersResponse
-
-from lethe_conformance.client import calls, leadership_calls
+from lethe_conformance.client import calls
 from lethe_conformance.client.connection import (
     DEFAULT_REQUEST_TIMEOUT,
     KafkaConnection,
 )
 from lethe_conformance.client.errors import ClientError
+from lethe_conformance.targets import elections
 from lethe_conformance.targets.base import (
     CLUSTER_CONTROL,
     PRINCIPALS,
@@ -90,12 +79,6 @@ __all__ = ["LaunchedTarget"]
 
 _READY_POLL_S = 0.5
 _PREPARE_TIMEOUT_S = 180.0
-#: How long an election may take (a KRaft controller failover included).
-_MOVE_TIMEOUT_S = 120.0
-#: Answers to an admin request that mean "ask again" (another controller, not yet).
-_NOT_CONTROLLER = 41
-_RETRY_ADMIN = frozenset({_NOT_CONTROLLER, 7, 5, 15, 80})  # timed out, leader/coord n/a
-_ELECTION_NOT_NEEDED = 84
 CONTROLLER = "controller"
 SASL = "sasl"
 
@@ -202,7 +185,7 @@ class LaunchedTarget(ProfilesOnce):
         )
 
     def connect(self) -> KafkaConnection:
-        return self.connect_to(self._answering()[0] if self._answering() else 1)
+        return self.connect_to(self.answering()[0] if self.answering() else 1)
 
     def connect_to(self, node_id: int) -> KafkaConnection:
         node = self.nodes[node_id]
@@ -303,59 +286,25 @@ class LaunchedTarget(ProfilesOnce):
         self._paused.discard(node_id)
 
     def move_leader(self, topic: str, partition: int, node_id: int) -> None:
-        """Elect ``node_id`` leader of the partition (module docstring)."""
-        deadline = time.monotonic() + _MOVE_TIMEOUT_S
-        replicas = self._replicas(topic, partition)
-        order = [node_id, *(n for n in replicas if n != node_id)]
-        self._admin(
-            deadline,
-            f"AlterPartitionReassignments {topic}-{partition} to {order}",
-            lambda conn: _reassignment_error(
-                leadership_calls.reorder_replicas(conn, topic, partition, order)
-            ),
-        )
-        self._admin(
-            deadline,
-            f"ElectLeaders PREFERRED {topic}-{partition}",
-            lambda conn: _election_error(leadership_calls.elect_preferred(conn, topic, partition)),
-        )
-        while any(self._leader(topic, partition, n) != node_id for n in self._answering()):
-            if time.monotonic() > deadline:
-                raise ControlError(f"{topic}-{partition}: node {node_id} not leader in time")
-            time.sleep(_READY_POLL_S)
+        """Elect ``node_id`` leader of the partition (:mod:`.elections`)."""
+        elections.move_leader(self, topic, partition, node_id)
 
     def held_requests(self, node_id: int) -> int:
         raise CapabilityMissingError(self.name, "held-requests (a view of the purgatory)")
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _answering(self) -> list[int]:
+    def answering(self) -> list[int]:
         """Running nodes that are not paused, by id."""
         return [n for n, node in self.nodes.items() if node.running and n not in self._paused]
 
-    def _replicas(self, topic: str, partition: int) -> list[int]:
-        with self.connect() as conn:
-            for found in calls.metadata(conn, [topic]).topics:
-                for p in found.partitions:
-                    if found.name == topic and p.partition_index == partition:
-                        return list(p.replica_nodes)
-        raise ControlError(f"Metadata does not list {topic}-{partition}")
-
-    def _leader(self, topic: str, partition: int, node_id: int) -> int:
-        """The partition's leader as broker ``node_id`` sees it (-1 unknown)."""
-        try:
-            with self.connect_to(node_id) as conn:
-                answer = calls.metadata(conn, [topic])
-        except ClientError:
-            return -1
-        leaders = [
-            p.leader_id
-            for t in answer.topics
-            if t.name == topic
-            for p in t.partitions
-            if p.partition_index == partition
-        ]
-        return leaders[0] if leaders else -1
+    def admin_connection(self, node_id: int) -> KafkaConnection:
+        """Node ``node_id``'s ``controller`` listener when the launcher has one (KRaft
+        controllers take admin requests directly), else its ``plaintext`` one."""
+        port = CONTROLLER if CONTROLLER in self.spec.ports else PLAINTEXT
+        return KafkaConnection.open(
+            self._host, self.nodes[node_id].ports[port], request_timeout=self._request_timeout
+        )
 
     def _await_gone(self, node_id: int) -> None:
         """Until no answering node's Metadata lists ``node_id`` (Kafka: the controller
@@ -365,7 +314,7 @@ class LaunchedTarget(ProfilesOnce):
         while time.monotonic() < deadline:
             try:
                 views = []
-                for other in self._answering():
+                for other in self.answering():
                     with self.connect_to(other) as conn:
                         views.append({b.node_id for b in calls.metadata(conn, []).brokers})
                 if all(node_id not in view for view in views):
@@ -374,31 +323,6 @@ class LaunchedTarget(ProfilesOnce):
                 pass
             time.sleep(_READY_POLL_S)
         raise ControlError(f"node {node_id} stopped, but the cluster still lists it")
-
-    def _admin(self, deadline: float, what: str, send: Callable[[KafkaConnection], int]) -> None:
-        """Send an admin request to each answering node's controller listener (else its
-        plaintext one) until one takes it; retriable answers are tried again."""
-        port = CONTROLLER if CONTROLLER in self.spec.ports else PLAINTEXT
-        last = "no node answered"
-        while time.monotonic() < deadline:
-            for node_id in self._answering():
-                try:
-                    with KafkaConnection.open(
-                        self._host,
-                        self.nodes[node_id].ports[port],
-                        request_timeout=self._request_timeout,
-                    ) as conn:
-                        code = send(conn)
-                except ClientError as error:
-                    last = f"node {node_id}: {error}"
-                    continue
-                if code == 0:
-                    return
-                last = f"node {node_id}: error {code}"
-                if code not in _RETRY_ADMIN:
-                    raise ControlError(f"{what}: {last}")
-            time.sleep(_READY_POLL_S)
-        raise ControlError(f"{what}: not done in {_MOVE_TIMEOUT_S} s ({last})")
 
     @contextmanager
     def _child(self, size: int, overrides: Mapping[str, str] | None) -> Iterator[LaunchedTarget]:
@@ -494,19 +418,3 @@ class LaunchedTarget(ProfilesOnce):
                     f"{self.spec.ready_timeout_s} s: {last}"
                 )
             time.sleep(_READY_POLL_S)
-
-
-def _reassignment_error(answer: AlterPartitionReassignmentsResponse) -> int:
-    """The request's error, else the first partition's."""
-    if answer.error_code:
-        return answer.error_code
-    codes = [p.error_code for t in answer.responses for p in t.partitions]
-    return next((c for c in codes if c), 0)
-
-
-def _election_error(answer: ElectLeadersResponse) -> int:
-    """As :func:`_reassignment_error`; ELECTION_NOT_NEEDED (it leads already) is success."""
-    if answer.error_code:
-        return answer.error_code
-    codes = [p.error_code for t in answer.replica_election_results for p in t.partition_result]
-    return next((c for c in codes if c not in (0, _ELECTION_NOT_NEEDED)), 0)
