@@ -34,16 +34,33 @@ from lethe_conformance.scenarios import (
 from lethe_conformance.scenarios.context import Expectations, RunContext
 from lethe_conformance.scenarios.model import VIRTUAL, WALL
 from lethe_conformance.scenarios.runner import clock_path
-from lethe_conformance.targets.base import ALL_CAPABILITIES
+from lethe_conformance.targets.base import ALL_CAPABILITIES, CapabilityMissingError
+from lethe_conformance.targets.cluster import EmbeddedClusterTarget
 from lethe_conformance.targets.embedded import EmbeddedTarget
 from lethe_tools.cli import main
 
 ALL = load_scenarios()
 TIMED = [s for s in ALL if s.wall_clock is not None]
 #: every scenario that moves time or runs the cleaner on demand has a wall path, except
-#: those on a cluster of their own (the embedded cluster runs on a virtual clock) or with
-#: injected failures (only the embedded broker, on its virtual clock, offers them)
-VIRTUAL_ONLY_SCENARIOS = {s.id for s in ALL if {"cluster-control", "inject-failure"} & s.requires}
+#: those with injected failures (only the embedded broker, on its virtual clock, offers
+#: them) and the cluster scenarios of extension profiles (KIP-694's runs only on lethe's
+#: embedded cluster); the adopted profiles' cluster scenarios run on a launched Kafka too
+VIRTUAL_ONLY_SCENARIOS = {
+    s.id
+    for s in ALL
+    if "inject-failure" in s.requires
+    or ("cluster-control" in s.requires and s.profile not in ("kip107", "kip534"))
+}
+#: cluster scenarios holding a DeleteRecords whose requested offset is given / -1
+WIRE_EVIDENCE = [
+    s
+    for s in TIMED
+    if s.id
+    in (
+        "kip107-cluster-delete-records-waits-for-followers",
+        "kip107-cluster-restarted-follower-raises-high-watermark",
+    )
+]
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +98,22 @@ def test_wall_path_passes_on_the_wall_clock(
     assert all(scenario.wall_clock.virtual_only[r] in result.notes[r] for r in virtual_only)
     ran = {step.index for step in result.steps}
     assert ran == {step.index for step in scenario.steps_on(WALL)}
+
+
+@pytest.mark.parametrize("scenario", WIRE_EVIDENCE, ids=lambda s: s.id)
+def test_a_held_request_is_seen_on_the_wire_without_a_purgatory_view(
+    wall_target: EmbeddedTarget, scenario: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A launched broker has no purgatory view: send_delete_records then learns the
+    arrival from the log start offset (the requested offset, or LATEST for -1), and
+    expect_pending still sees the request held, as on Kafka."""
+
+    def no_view(self: EmbeddedClusterTarget, node_id: int) -> int:
+        raise CapabilityMissingError(self.name, "held-requests")
+
+    monkeypatch.setattr(EmbeddedClusterTarget, "held_requests", no_view)
+    result = run_scenario(wall_target, scenario)
+    assert result.outcome is Outcome.PASS, "\n".join([result.detail, *map(str, result.mismatches)])
 
 
 def test_the_virtual_target_takes_the_virtual_path() -> None:

@@ -14,7 +14,11 @@ retry so the report shows how often the target needed one:
   partition of the scenario's topics answers a ListOffsets LATEST from its
   leader with NONE. Metadata listing a leader is not enough: Kafka 4.0 lists
   it before the leader's replica manager serves the partition
-  (NOT_LEADER_OR_FOLLOWER on the first Produce).
+  (NOT_LEADER_OR_FOLLOWER on the first Produce). OFFSET_NOT_AVAILABLE counts
+  as serving: the broker answers as the leader, only its high watermark has
+  not reached the start of its leader epoch yet (KIP-320; after an election
+  with a frozen in-sync follower, not before that follower leaves the ISR),
+  and later steps retry it as any retriable error.
 * **Step retries** (:func:`retriable_error`): a step whose only mismatches are
   a retriable error where the scenario expected another answer is sent again
   after :data:`RETRY_PAUSE_S`, for at most :data:`RETRY_BOUND_S`. A retriable
@@ -61,8 +65,11 @@ RETRIABLE = frozenset(
         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
         ErrorCode.COORDINATOR_NOT_AVAILABLE,
         ErrorCode.NOT_COORDINATOR,
+        ErrorCode.OFFSET_NOT_AVAILABLE,
     )
 )
+#: What a leader probe accepts: the leader answered as the leader.
+_SERVING = frozenset({ErrorCode.NONE, ErrorCode.OFFSET_NOT_AVAILABLE})
 #: Steps after which partition leaders may be re-elected: the probe runs again.
 REELECTING_OPS = frozenset(
     {"restart", "restart_with_files", "crash_restart", "start_broker", "move_leader"}
@@ -132,7 +139,7 @@ def _not_serving(
             ctx.note_retry(error_name(ErrorCode.LEADER_NOT_AVAILABLE))
             continue
         code = _latest(_leader_conn(ctx, leader), topic, partition)
-        if code != ErrorCode.NONE:
+        if code not in _SERVING:
             left.append((topic, partition))
             last = error_name(code)
             ctx.note_retry(last)

@@ -11,7 +11,8 @@ Theory of operation
                                   and the time-control capabilities its steps use,
                                   else the wall path (waits only)
         capabilities present?     no  -> NOT_APPLICABLE   (what the path needs)
-        cluster-control required: run it on target.clustered(), brokers of its own,
+        cluster-control required: run it on target.clustered(), brokers of its own
+                                  (the wall path's broker settings on top),
                                   topics with replication factor 3, roles resolved
                                   after setup, a step's "broker" routes its requests
         own-log-dir required:     run it on target.isolated(), a broker of its own
@@ -212,9 +213,11 @@ def _run_clustered(
     *,
     clock: str | None,
 ) -> ScenarioResult:
-    """The scenario on a cluster of its own (cluster-control); failing to start one is an ERROR."""
+    """The scenario on a cluster of its own (cluster-control), with the broker settings
+    of its wall path when it takes one; failing to start one is an ERROR."""
+    wall = scenario.wall_clock.broker_configs if scenario.wall_clock and clock == WALL else {}
     try:
-        with target.clustered() as cluster:
+        with target.clustered(wall) if wall else target.clustered() as cluster:
             return _run_steps(cluster, scenario, cleanup, token, started, clock=clock)
     except Exception as error:  # starting or stopping the cluster: never end the run
         detail = f"a cluster of its own: {type(error).__name__}: {error}"

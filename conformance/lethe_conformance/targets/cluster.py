@@ -26,8 +26,11 @@ after the leader moved.
 
 :class:`EmbeddedClusterTarget` is the reference implementation: an
 :class:`~lethe_reference.embedded_cluster.EmbeddedCluster` of three brokers
-on one virtual clock, started per scenario by the embedded target
+on one virtual clock (or the system clock, for the wall paths), started per
+scenario by the embedded target
 (:meth:`~lethe_conformance.targets.embedded.EmbeddedTarget.clustered`). A
+launched target starts three broker processes
+(:meth:`~lethe_conformance.targets.launched.LaunchedTarget.clustered`). A
 bootstrap target does not offer the capability: its control hook has no
 actions for it, so such scenarios are not applicable there.
 """
@@ -40,9 +43,9 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol
+from typing import Literal, Protocol
 
-from lethe_reference.clock import ManualClock
+from lethe_reference.clock import ManualClock, SystemClock
 from lethe_reference.embedded_cluster import EmbeddedCluster
 
 from lethe_conformance.client.connection import DEFAULT_REQUEST_TIMEOUT, KafkaConnection
@@ -90,15 +93,20 @@ class ClusterTarget(Target, Protocol):
         ...
 
     def held_requests(self, node_id: int) -> int:
-        """How many DeleteRecords requests broker ``node_id`` holds in its purgatory."""
+        """How many DeleteRecords requests broker ``node_id`` holds in its purgatory;
+        CapabilityMissingError where the target has no view of it (a launched broker:
+        the runner then watches the wire, :mod:`lethe_conformance.scenarios.ops.cluster`)."""
         ...
 
 
 class ClusterHost(Target, Protocol):
-    """A target that can start a cluster of its own for one scenario (the embedded one)."""
+    """A target that can start a cluster of its own for one scenario (embedded, launched)."""
 
-    def clustered(self) -> AbstractContextManager[ClusterTarget]:
-        """:data:`CLUSTER_SIZE` started brokers of their own, same settings; closed on exit."""
+    def clustered(
+        self, overrides: Mapping[str, str] | None = None
+    ) -> AbstractContextManager[ClusterTarget]:
+        """:data:`CLUSTER_SIZE` started brokers of their own, same settings with
+        ``overrides`` on top (a wall path's ``wall_clock.broker_configs``); closed on exit."""
         ...
 
 
@@ -111,10 +119,15 @@ class EmbeddedClusterTarget(ProfilesOnce):
         overrides: Mapping[str, str],
         start_ms: int,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        clock: Literal["virtual", "wall"] = "virtual",
     ) -> None:
         self._dir = Path(tempfile.mkdtemp(prefix="lethe-cluster-"))
+        self._clock: Literal["virtual", "wall"] = clock
         self._cluster = EmbeddedCluster(
-            self._dir, CLUSTER_SIZE, overrides=overrides, clock=ManualClock(start_ms)
+            self._dir,
+            CLUSTER_SIZE,
+            overrides=overrides,
+            clock=ManualClock(start_ms) if clock == "virtual" else SystemClock(),
         )
         self._request_timeout = request_timeout
 
@@ -136,7 +149,7 @@ class EmbeddedClusterTarget(ProfilesOnce):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(clock="virtual", cluster_control=True)
+        return Capabilities(clock=self._clock, cluster_control=True)
 
     def connect(self) -> KafkaConnection:
         """A connection to the first running broker (any broker answers Metadata)."""

@@ -46,8 +46,9 @@ is false, Kafka's default.
 The clock starts at :data:`DEFAULT_START_MS` (2027-01-15T08:00:00Z), after every
 timestamp in the golden data, so runs are reproducible. ``clock="wall"`` runs the
 broker on the system clock instead, as a launched broker runs: no clock-control,
-no trigger-cleaning, no cluster-control; scenarios then take their wall-clock path
-(its background work driven by the settings given in ``overrides``).
+no trigger-cleaning; its clusters run on the system clock too; scenarios then take
+their wall-clock path (its background work driven by the settings given in
+``overrides``).
 """
 
 from __future__ import annotations
@@ -194,7 +195,7 @@ class EmbeddedTarget(ProfilesOnce):
             trigger_cleaning=virtual,
             edit_log_dir=True,
             own_log_dir=True,
-            cluster_control=virtual,
+            cluster_control=True,
             principals=True,
             inject_failure=True,
             failure_kinds=frozenset(FAILURE_PROVIDED_BY),
@@ -261,13 +262,17 @@ class EmbeddedTarget(ProfilesOnce):
             yield other
 
     @contextmanager
-    def clustered(self) -> Iterator[EmbeddedClusterTarget]:
+    def clustered(
+        self, overrides: Mapping[str, str] | None = None
+    ) -> Iterator[EmbeddedClusterTarget]:
         """Three reference brokers of their own replicating in one process, with this
-        target's settings and clock start (cluster-control); stopped on exit."""
+        target's settings (``overrides`` on top: a wall path's broker settings), clock
+        kind and clock start (cluster-control); stopped on exit."""
         with EmbeddedClusterTarget(
-            overrides=self._settings,
+            overrides=dict(self._settings) | dict(overrides or {}),
             start_ms=self._start_ms,
             request_timeout=self._request_timeout,
+            clock=self._clock,
         ) as cluster:
             yield cluster
 

@@ -17,11 +17,19 @@ capability         how
                    scenario's ``setup.broker_configs`` on top (:meth:`isolated`)
 ``principals``     the launcher's ``principals`` on its ``sasl`` port
 ``cluster-control`` three nodes of their own (:meth:`clustered`, launchers with
-                   ``cluster = true``): stop/start a broker, pause a follower with
-                   SIGSTOP (the whole broker freezes, so it also stops heartbeating),
-                   connect to one broker; moving a leader and seeing a purgatory are
-                   not offered (CapabilityMissingError: not applicable)
+                   ``cluster = true``; a wall path's broker settings on top):
+                   stop/start a broker, pause a follower with SIGSTOP (the whole
+                   broker freezes, so it also stops heartbeating: the scenario's
+                   settings keep it unfenced), connect to one broker, move a
+                   leader with the broker's own admin APIs (:meth:`move_leader`);
+                   there is no view of a purgatory (:meth:`held_requests` is
+                   CapabilityMissingError), so the runner sees a held request
+                   on the wire
 =================  ==============================================================
+
+:meth:`move_leader` elects a chosen replica as an operator would on Kafka
+(AlterPartitionReassignments, then ElectLeaders PREFERRED; :mod:`.elections`),
+sending both to the nodes' ``controller`` listener when the launcher has one.
 
 :meth:`crash_restart` kills a node (SIGKILL) and starts it again: Kafka's
 recovery after an unclean shutdown. There is no ``clock-control`` (the
@@ -59,6 +67,7 @@ from lethe_conformance.client.connection import (
     KafkaConnection,
 )
 from lethe_conformance.client.errors import ClientError
+from lethe_conformance.targets import elections
 from lethe_conformance.targets.base import (
     CLUSTER_CONTROL,
     INJECT_FAILURE,
@@ -126,6 +135,8 @@ class LaunchedTarget(ProfilesOnce):
         self._failures = failures & frozenset(spec.failures)
         self._children = 0
         self.nodes: dict[int, Node] = {}
+        #: nodes frozen by pause_fetching (they cannot answer anything)
+        self._paused: set[int] = set()
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -194,8 +205,7 @@ class LaunchedTarget(ProfilesOnce):
         )
 
     def connect(self) -> KafkaConnection:
-        running = [n for n in self.nodes.values() if n.running]
-        return self.connect_to(running[0].node_id if running else 1)
+        return self.connect_to(self.answering()[0] if self.answering() else 1)
 
     def connect_to(self, node_id: int) -> KafkaConnection:
         node = self.nodes[node_id]
@@ -279,18 +289,24 @@ class LaunchedTarget(ProfilesOnce):
             yield other
 
     @contextmanager
-    def clustered(self) -> Iterator[LaunchedTarget]:
-        """Three nodes of their own forming one cluster (cluster-control)."""
+    def clustered(self, overrides: Mapping[str, str] | None = None) -> Iterator[LaunchedTarget]:
+        """Three nodes of their own forming one cluster, ``overrides`` on top (the
+        settings a scenario's wall path assumes; cluster-control)."""
         if not self.spec.cluster:
             raise CapabilityMissingError(self.name, CLUSTER_CONTROL)
-        with self._child(3, None) as cluster:
+        with self._child(3, overrides) as cluster:
             yield cluster
 
     # --- cluster-control -------------------------------------------------------------------
 
     def stop_broker(self, node_id: int) -> None:
+        """A clean stop; a paused node is resumed first, or it could not shut down."""
+        if node_id in self._paused:
+            self.resume_fetching(node_id, "", -1)
         signals = self.spec.signals
         self.nodes[node_id].stop(signals.stop, signals.stop_timeout_s, signals.kill)
+        if self._size > 1:
+            self._await_gone(node_id)
 
     def start_broker(self, node_id: int) -> None:
         self._launch(node_id)
@@ -299,17 +315,50 @@ class LaunchedTarget(ProfilesOnce):
     def pause_fetching(self, node_id: int, topic: str, partition: int) -> None:
         """Freeze the follower's whole process (the launcher's pause signal)."""
         self.nodes[node_id].signal(self.spec.signals.pause)
+        self._paused.add(node_id)
 
     def resume_fetching(self, node_id: int, topic: str, partition: int) -> None:
         self.nodes[node_id].signal(self.spec.signals.resume)
+        self._paused.discard(node_id)
 
     def move_leader(self, topic: str, partition: int, node_id: int) -> None:
-        raise CapabilityMissingError(self.name, "move-leader (an election to a chosen replica)")
+        """Elect ``node_id`` leader of the partition (:mod:`.elections`)."""
+        elections.move_leader(self, topic, partition, node_id)
 
     def held_requests(self, node_id: int) -> int:
         raise CapabilityMissingError(self.name, "held-requests (a view of the purgatory)")
 
     # --- internals ----------------------------------------------------------------------------
+
+    def answering(self) -> list[int]:
+        """Running nodes that are not paused, by id."""
+        return [n for n, node in self.nodes.items() if node.running and n not in self._paused]
+
+    def admin_connection(self, node_id: int) -> KafkaConnection:
+        """Node ``node_id``'s ``controller`` listener when the launcher has one (KRaft
+        controllers take admin requests directly), else its ``plaintext`` one."""
+        port = CONTROLLER if CONTROLLER in self.spec.ports else PLAINTEXT
+        return KafkaConnection.open(
+            self._host, self.nodes[node_id].ports[port], request_timeout=self._request_timeout
+        )
+
+    def _await_gone(self, node_id: int) -> None:
+        """Until no answering node's Metadata lists ``node_id`` (Kafka: the controller
+        fenced it at the end of its controlled shutdown), so the next step meets a
+        cluster that knows the broker is gone."""
+        deadline = time.monotonic() + self.spec.ready_timeout_s
+        while time.monotonic() < deadline:
+            try:
+                views = []
+                for other in self.answering():
+                    with self.connect_to(other) as conn:
+                        views.append({b.node_id for b in calls.metadata(conn, []).brokers})
+                if all(node_id not in view for view in views):
+                    return
+            except ClientError:
+                pass
+            time.sleep(_READY_POLL_S)
+        raise ControlError(f"node {node_id} stopped, but the cluster still lists it")
 
     @contextmanager
     def _child(

@@ -38,8 +38,9 @@ advance, while everything that waits in Kafka (the long poll, the retry
 backoff) waits on the broker clock, so a virtual clock keeps it
 deterministic.
 
-Kafka's defaults stand for the ``replica.fetch.*`` settings
-(:data:`WAIT_MAX_MS` etc.). Simplifications: one fetcher per partition
+The long poll is the broker's ``replica.fetch.wait.max.ms`` (Kafka's default
+:data:`WAIT_MAX_MS`, 500); Kafka's defaults stand for the other
+``replica.fetch.*`` settings. Simplifications: one fetcher per partition
 (Kafka shares one fetch session per source broker), no fetch session, no
 ``LastFetchedEpoch`` (replicas are never truncated: leaders only move among
 in-sync replicas here).
@@ -86,7 +87,8 @@ FETCH_VERSION = 17
 #: ListOffsets for a replica's EARLIEST (``ListOffsetsRequest.EARLIEST_TIMESTAMP``).
 LIST_OFFSETS_VERSION = 9
 EARLIEST = -2
-#: ``replica.fetch.wait.max.ms``, ``replica.fetch.min.bytes``, ``replica.fetch.max.bytes``,
+#: ``replica.fetch.wait.max.ms`` (Kafka's default; the broker config's value is used),
+#: ``replica.fetch.min.bytes``, ``replica.fetch.max.bytes``,
 #: ``replica.fetch.response.max.bytes``, ``replica.fetch.backoff.ms`` (Kafka's defaults).
 WAIT_MAX_MS = 500
 MIN_BYTES = 1
@@ -210,7 +212,7 @@ class PartitionFetcher:
         )
         return FetchRequest(
             replica_state=ReplicaState(replica_id=self.member.node_id, replica_epoch=-1),
-            max_wait_ms=WAIT_MAX_MS,
+            max_wait_ms=self.member.broker.config.get_int("replica.fetch.wait.max.ms"),
             min_bytes=MIN_BYTES,
             max_bytes=RESPONSE_MAX_BYTES,
             isolation_level=0,

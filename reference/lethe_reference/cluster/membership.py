@@ -25,9 +25,11 @@ In a cluster (:mod:`lethe_reference.embedded_cluster`) each broker gets a
   local log of an assigned replica, become leader (reset follower states, the
   new epoch starts at the LEO in ``leader-epoch-checkpoint``) or
   follower (restart the fetcher at the new leader and epoch), and re-check
-  delayed operations on the partition, so a DeleteRecords waiting on a
-  leader that lost leadership completes with 6 (``completeDelayedOperations
-  WhenNotPartitionLeader``).
+  delayed operations on the partition: all of them on its leader, only Fetch
+  and Produce elsewhere (``completeDelayedOperationsWhenNotPartitionLeader``
+  leaves DeleteRecords out), so a DeleteRecords waiting on a leader that lost
+  leadership stays held until its TimeoutMs and is answered REQUEST_TIMED_OUT
+  (7) with the low watermark of its arrival, as Kafka 4.0 answers it.
 * **follower fetches** (:func:`on_replica_fetch`, from the Fetch handler):
   update the follower's state, expand the ISR, advance the HW, and when the HW
   or the low watermark went up re-check the purgatories (``tryCompleteDelayed
@@ -166,7 +168,10 @@ class Member:
             self.fetchers[tp] = fetcher
             if tp not in self.paused:
                 fetcher.start()
-        _complete_delayed(self.broker, tp)
+        if tp in self.leading:
+            _complete_delayed(self.broker, tp)
+        else:
+            _complete_delayed_not_leader(self.broker, tp)
 
     def _ensure_log(self, tp: TopicPartition) -> None:
         info = self.broker.metadata.get(tp[0])
@@ -371,3 +376,11 @@ def cluster_event(broker: Broker, event: str, *args: Any) -> None:
     member = member_of(broker)
     if member is not None:
         getattr(member, event)(*args)
+
+
+def _complete_delayed_not_leader(broker: Broker, tp: TopicPartition) -> None:
+    from lethe_reference.handlers.partition_ops.common import (  # noqa: PLC0415
+        complete_delayed_not_leader,
+    )
+
+    complete_delayed_not_leader(broker, *tp)

@@ -157,6 +157,7 @@ _REPLICATION_AND_COORDINATORS = [
     ConfigKey("default.replication.factor", _I, 1),
     ConfigKey("unclean.leader.election.enable", _B, False),
     ConfigKey("replica.lag.time.max.ms", _L, 30000),
+    ConfigKey("replica.fetch.wait.max.ms", _I, 500),
     ConfigKey("replica.high.watermark.checkpoint.interval.ms", _L, 5000),
     ConfigKey("delete.records.purgatory.purge.interval.requests", _I, 1),
     ConfigKey("group.initial.rebalance.delay.ms", _I, 3000),

@@ -1,6 +1,7 @@
 """Admin, producer-id and SASL messages: CreateTopics, DeleteTopics,
 CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs,
-DescribeCluster, InitProducerId, SaslHandshake, SaslAuthenticate.
+DescribeCluster, ElectLeaders, AlterPartitionReassignments, InitProducerId,
+SaslHandshake, SaslAuthenticate.
 
 Three kinds of check:
 
@@ -30,6 +31,11 @@ from lethe_formats.protocol.messages.alter_configs import (
     AlterConfigsRequest,
     AlterConfigsResource,
 )
+from lethe_formats.protocol.messages.alter_partition_reassignments import (
+    AlterPartitionReassignmentsRequest,
+    ReassignablePartition,
+    ReassignableTopic,
+)
 from lethe_formats.protocol.messages.create_partitions import (
     CreatePartitionsAssignment,
     CreatePartitionsRequest,
@@ -54,6 +60,14 @@ from lethe_formats.protocol.messages.describe_cluster import (
 from lethe_formats.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResponse,
+)
+from lethe_formats.protocol.messages.elect_leaders import (
+    PREFERRED,
+    ElectLeadersPartitionResult,
+    ElectLeadersRequest,
+    ElectLeadersResponse,
+    ElectLeadersTopic,
+    ElectLeadersTopicResult,
 )
 from lethe_formats.protocol.messages.incremental_alter_configs import (
     APPEND,
@@ -88,7 +102,9 @@ ADMIN_APIS = {
     33: (0, 2),  # AlterConfigs
     36: (0, 2),  # SaslAuthenticate
     37: (0, 3),  # CreatePartitions
+    43: (0, 2),  # ElectLeaders
     44: (0, 1),  # IncrementalAlterConfigs
+    45: (0, 0),  # AlterPartitionReassignments
     60: (0, 2),  # DescribeCluster
 }
 
@@ -450,3 +466,50 @@ def test_init_producer_id_v3_adds_producer_id_and_epoch() -> None:
     assert encode(request, 0) == _str("tx") + _i32(60000)
     with pytest.raises(UnsupportedVersionError):
         encode(InitProducerIdRequest(producer_id=5), 2)
+
+
+# ---------------------------------------- hand-laid: ElectLeaders, AlterPartitionReassignments
+
+
+def test_elect_leaders_v0_has_no_election_type_and_v2_is_compact() -> None:
+    """ElectLeadersRequest.json: ElectionType from v1, flexible from v2; the topic
+    list is nullable (null: every partition)."""
+    one = ElectLeadersRequest(
+        election_type=PREFERRED,
+        topic_partitions=(ElectLeadersTopic("t", (0, 2)),),
+        timeout_ms=30000,
+    )
+    v0 = _i32(1) + _str("t") + _i32(2) + _i32(0) + _i32(2) + _i32(30000)
+    assert encode(one, 0) == v0
+    v1 = b"\x00" + v0
+    assert encode(one, 1) == v1
+    v2 = b"\x00" + bytes([2]) + _cstr("t") + bytes([3]) + _i32(0) + _i32(2) + b"\x00"
+    assert encode(one, 2) == v2 + _i32(30000) + b"\x00"
+    every = ElectLeadersRequest(election_type=PREFERRED, topic_partitions=None, timeout_ms=1)
+    assert encode(every, 1) == b"\x00" + _i32(-1) + _i32(1)
+
+
+def test_elect_leaders_response_v1_carries_the_request_error() -> None:
+    """ElectLeadersResponse.json: ErrorCode from v1; ELECTION_NOT_NEEDED (84) per partition."""
+    result = ElectLeadersTopicResult("t", (ElectLeadersPartitionResult(0, 84, "not needed"),))
+    body = _i32(0) + _i16(0) + _i32(1) + _str("t") + _i32(1) + _i32(0) + _i16(84)
+    wire = body + _str("not needed")
+    assert decode(ElectLeadersResponse, 1, wire) == ElectLeadersResponse(0, 0, (result,))
+    assert encode(ElectLeadersResponse(0, 0, (result,)), 0) == wire[:4] + wire[6:]
+
+
+def test_alter_partition_reassignments_v0_is_compact_with_nullable_replicas() -> None:
+    """AlterPartitionReassignmentsRequest.json: v0 only, flexible; Replicas null cancels."""
+    moved = AlterPartitionReassignmentsRequest(
+        timeout_ms=30000,
+        topics=(ReassignableTopic("t", (ReassignablePartition(0, (3, 1, 2)),)),),
+    )
+    replicas = bytes([4]) + _i32(3) + _i32(1) + _i32(2)
+    topic = _cstr("t") + bytes([2]) + _i32(0) + replicas + b"\x00" + b"\x00"
+    assert encode(moved, 0) == _i32(30000) + bytes([2]) + topic + b"\x00"
+    cancel = AlterPartitionReassignmentsRequest(
+        timeout_ms=1, topics=(ReassignableTopic("t", (ReassignablePartition(0, None),)),)
+    )
+    assert encode(cancel, 0) == (
+        _i32(1) + bytes([2]) + _cstr("t") + bytes([2]) + _i32(0) + b"\x00" * 4
+    )

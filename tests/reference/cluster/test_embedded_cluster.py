@@ -118,9 +118,13 @@ def test_the_low_watermark_counts_a_live_follower_out_of_the_isr_but_not_a_stopp
         assert result_of(answer) == (NONE, 5)
 
 
-def test_a_waiting_delete_records_whose_leader_moves_is_not_leader_or_follower(
+def test_a_waiting_delete_records_whose_leader_moves_waits_for_its_timeout(
     tmp_path: Path,
 ) -> None:
+    """Kafka 4.0 re-checks no waiting DeleteRecords on a leader change
+    (completeDelayedOperationsWhenNotPartitionLeader leaves that purgatory out; seen
+    on Apache Kafka 4.0.0): the former leader answers at TimeoutMs, REQUEST_TIMED_OUT
+    with the low watermark of the request's arrival, and refuses a new one."""
     with running_cluster(tmp_path) as cluster:
         create(cluster, "t")
         produce(cluster, 1, "t", 10)
@@ -128,8 +132,12 @@ def test_a_waiting_delete_records_whose_leader_moves_is_not_leader_or_follower(
         waiting = delete_in_loop(cluster, 1, "t", 5, 30_000)
         state = cluster.move_leader("t", 0, 2)
         assert (state.leader, state.leader_epoch) == (2, 1)
+        cluster.advance(29_999)
+        assert not done(waiting)
+        cluster.advance(1)
         assert done(waiting)
-        assert result_of(waiting.result()) == (NOT_LEADER, -1)
+        assert result_of(waiting.result()) == (TIMED_OUT, 0)
+        assert result_of(delete_in_loop(cluster, 1, "t", 5, 30_000)) == (NOT_LEADER, -1)
 
 
 def test_a_follower_deletes_its_segments_wholly_below_the_leaders_log_start_offset(

@@ -20,9 +20,18 @@ virtual clock nothing would ever release it. So::
                                                                   as delete_records
 
 ``send_delete_records`` sends on a connection of its own from a worker thread
-and returns once the broker holds the request (or answered it), which it
-learns from :meth:`~lethe_conformance.targets.cluster.ClusterTarget.held_requests`,
-so the steps after it act on a broker that surely has it.
+and returns once the broker holds the request (or answered it), so the steps
+after it act on a broker that surely has it. It learns that from
+:meth:`~lethe_conformance.targets.cluster.ClusterTarget.held_requests` where the
+target offers a view of its purgatory (the embedded cluster: exact). A broker
+seen only from outside (a launched Kafka) shows it on the wire instead: the
+broker processed the request once every requested partition's log start offset
+(ListOffsets EARLIEST from that broker) reached the requested offset (for -1,
+the partition's LATEST), since Kafka moves the leader's log start offset before
+it parks the answer; a held request must therefore move the log start offset.
+``expect_pending`` then sees no answer on the request's own connection within
+a short window. ``await_response`` waits for the answer as long as the
+request's ``timeout_ms`` allows, plus a margin.
 """
 
 from __future__ import annotations
@@ -47,10 +56,13 @@ from lethe_conformance.targets.cluster import CLUSTER_CONTROL, ROLES, ClusterTar
 
 __all__ = ["close_pending", "resolve_roles"]
 
-#: Wall-clock bounds: the held request must show up, a pending one must stay silent.
+#: Wall-clock bounds: the held request must show up, a pending one must stay silent,
+#: an answer may come this long after the request's own timeout_ms.
 _ARRIVAL_S = 10.0
 _SILENCE_S = 0.2
 _POLL_S = 0.005
+_EVIDENCE_POLL_S = 0.05
+_ANSWER_MARGIN_S = 10.0
 
 
 @dataclass
@@ -59,6 +71,7 @@ class _Pending:
     conn: KafkaConnection
     pool: ThreadPoolExecutor
     asked: list[Any]
+    timeout_ms: int
 
     def close(self) -> None:
         self.conn.close()
@@ -120,24 +133,68 @@ def send_delete_records(ctx: RunContext, data: Mapping[str, Any], path: str) -> 
     target = _cluster(ctx)
     node = ctx.node(data.get("broker", "leader"))
     rows = [(ctx.topic(p["topic"]), p["partition"], int64(p["offset"])) for p in data["partitions"]]
-    held_before = target.held_requests(node)
+    try:
+        held_before: int | None = target.held_requests(node)
+    except CapabilityMissingError:  # no purgatory view: the wire shows the arrival
+        held_before = None
+    timeout_ms = data.get("timeout_ms", 30_000)
     conn = target.connect_to(node)
     pool = ThreadPoolExecutor(1, thread_name_prefix="lethe-held-request")
     future = pool.submit(
-        calls.delete_records,
-        conn,
-        rows,
-        timeout_ms=data.get("timeout_ms", 30_000),
-        version=data.get("version"),
+        calls.delete_records, conn, rows, timeout_ms=timeout_ms, version=data.get("version")
     )
     asked = requested(ctx, data["partitions"])
-    ctx.pending[data["name"]] = _Pending(future, conn, pool, list(asked))
+    ctx.pending[data["name"]] = _Pending(future, conn, pool, list(asked), timeout_ms)
+    if held_before is None:
+        _await_log_start(ctx, node, rows, future, path)
+        return []
     deadline = time.monotonic() + _ARRIVAL_S
     while not future.done() and target.held_requests(node) <= held_before:
         if time.monotonic() > deadline:
             raise ControlError(f"{path}: broker {node} neither held nor answered the request")
         time.sleep(_POLL_S)
     return []
+
+
+def _await_log_start(
+    ctx: RunContext,
+    node: int,
+    rows: list[tuple[str, int, int]],
+    future: Future[DeleteRecordsResponse],
+    path: str,
+) -> None:
+    """Until the request is answered or broker ``node``'s log start offset of every
+    requested partition reached its offset (-1: LATEST), within :data:`_ARRIVAL_S`."""
+    deadline = time.monotonic() + _ARRIVAL_S
+    conn = ctx.conn_to(node)
+    while not future.done():
+        earliest = _offsets(conn, rows, -2)
+        latest = _offsets(conn, rows, -1)
+        if all(
+            earliest.get((t, p), -1) >= (latest.get((t, p), -1) if o == -1 else o)
+            for t, p, o in rows
+        ):
+            return
+        if time.monotonic() > deadline:
+            raise ControlError(
+                f"{path}: broker {node} neither answered the request nor moved the log start "
+                f"offset to it (EARLIEST {earliest})"
+            )
+        time.sleep(_EVIDENCE_POLL_S)
+
+
+def _offsets(
+    conn: KafkaConnection, rows: list[tuple[str, int, int]], timestamp: int
+) -> dict[tuple[str, int], int]:
+    """ListOffsets ``timestamp`` (-2 EARLIEST, -1 LATEST) of the rows' partitions; an
+    error leaves a partition out."""
+    answer = calls.list_offsets(conn, [(t, p, timestamp) for t, p, _ in rows])
+    return {
+        (t.name, p.partition_index): p.offset
+        for t in answer.topics
+        for p in t.partitions
+        if p.error_code == 0
+    }
 
 
 def _pending(ctx: RunContext, name: str) -> _Pending:
@@ -162,8 +219,9 @@ def await_response(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[
     pending = ctx.pending.pop(data["name"], None)
     if not isinstance(pending, _Pending):
         raise ControlError(f"no request named {data['name']!r} was sent")
+    bound = _ARRIVAL_S if ctx.virtual_clock else pending.timeout_ms / 1000 + _ANSWER_MARGIN_S
     try:
-        response = pending.future.result(timeout=_ARRIVAL_S)
+        response = pending.future.result(timeout=bound)
     finally:
         pending.close()
     exp = Expectations()

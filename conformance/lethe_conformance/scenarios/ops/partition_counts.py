@@ -16,7 +16,8 @@ NONE).
 ``metadata`` asks Metadata for one ``topic`` (never creating it) at the
 negotiated version or ``version``, and compares ``expect.error`` (the topic's),
 ``partition_indexes`` (exactly the partitions listed, in order), per partition
-``error``, ``leader_id`` and ``mode`` (the KIP-694 tag 10694; 0 when absent),
+``error``, ``leader_id``, ``isr`` (cluster-control: the in-sync replicas named by
+role, in any order) and ``mode`` (the KIP-694 tag 10694; 0 when absent),
 and ``canonical``: whether the response body re-encodes to exactly the bytes
 received (no tagged field written at its default, so a ReadWrite partition
 looks exactly as on Kafka). Read-only, so a ``wait`` can repeat it.
@@ -125,12 +126,16 @@ def metadata(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismat
     if len(answers) != 1:
         exp.missing(path, f"one entry for topic {data['topic']}")
         return exp.mismatches
-    _judge_metadata_topic(exp, where, expect, answers[0])
+    _judge_metadata_topic(exp, where, expect, answers[0], ctx.roles)
     return exp.mismatches
 
 
 def _judge_metadata_topic(
-    exp: Expectations, where: str, expect: Mapping[str, Any], got: MetadataResponseTopic
+    exp: Expectations,
+    where: str,
+    expect: Mapping[str, Any],
+    got: MetadataResponseTopic,
+    roles: Mapping[str, int],
 ) -> None:
     if "error" in expect:
         exp.error(f"{where}.error", error_code(expect["error"]), got.error_code)
@@ -149,6 +154,10 @@ def _judge_metadata_topic(
         for field in ("leader_id", "mode"):
             if field in entry:
                 exp.equal(f"{here}.{field}", entry[field], getattr(partition, field))
+        if "isr" in entry:
+            named = {node: role for role, node in roles.items()}
+            isr = sorted(named.get(n, str(n)) for n in partition.isr_nodes)
+            exp.equal(f"{here}.isr", sorted(entry["isr"]), isr)
 
 
 @op("describe_broker_configs")

@@ -24,7 +24,12 @@ or the error code.
 under :func:`watch_key` (``TopicPartitionOperationKey``): the tuple
 ``(topic, partition)``. Whoever changes a partition's HW or log start offset
 calls :func:`complete_delayed` so waiting Fetch and DeleteRecords requests are
-re-checked (Kafka's ``tryCompleteDelayedRequests``).
+re-checked (Kafka's ``tryCompleteDelayedRequests``). A broker that stops leading
+a partition re-checks only its waiting Fetch and Produce requests
+(:func:`complete_delayed_not_leader`, Kafka's
+``completeDelayedOperationsWhenNotPartitionLeader``): Kafka 4.0 leaves a waiting
+DeleteRecords alone there, so it is answered at its deadline, REQUEST_TIMED_OUT
+with the low watermark of its arrival (catalog KIP107-PUR-6).
 
 **Leader epoch.** A new partition is led at epoch :data:`LEADER_EPOCH` (0);
 every restart of a single KRaft node raises it by two, as Kafka's controller
@@ -61,6 +66,7 @@ __all__ = [
     "NO_EPOCH",
     "check_leader_epoch",
     "complete_delayed",
+    "complete_delayed_not_leader",
     "error_code_of",
     "is_internal",
     "lookup",
@@ -130,3 +136,11 @@ def complete_delayed(broker: Broker, topic: str, partition: int) -> None:
     broker.purgatories.fetch.check(key)
     broker.purgatories.produce.check(key)
     broker.purgatories.delete_records.check(key)
+
+
+def complete_delayed_not_leader(broker: Broker, topic: str, partition: int) -> None:
+    """Re-check the delayed Fetch and Produce requests of a partition this broker no
+    longer leads; a waiting DeleteRecords is left to its deadline, as in Kafka 4.0."""
+    key = watch_key(topic, partition)
+    broker.purgatories.fetch.check(key)
+    broker.purgatories.produce.check(key)
