@@ -204,6 +204,11 @@ def execute(options: RunOptions) -> ConformanceRun:
     _check_names(options.require, profiles, "--require")
     scenarios = _load_scenarios(options, catalog)
     baseline = _load_baseline(options.baseline)
+    if baseline is not None:
+        try:
+            baseline.check_known((r.id for r in catalog), (s.id for s in scenarios))
+        except BaselineError as error:
+            raise RunSetupError(f"baseline: {error}") from None
     selection, selected = _selection(options, catalog, scenarios)
     started = now_utc()
     target = _build_target(options)
