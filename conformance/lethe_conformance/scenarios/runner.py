@@ -26,11 +26,15 @@ Theory of operation
           mismatches                         -> FAIL (expected vs actual, JSON path)
           a valid setup step refused, the
           connection closed on an advertised
-          API                                -> FAIL (the step and the answer)
+          API, an answer that is not one
+          (garbage, another correlation id)  -> FAIL (the step and the answer)
+          no answer within the request
+          timeout (a hang)                   -> INCONCLUSIVE (the step; a busy
+                                                target may just be slow)
           UnsupportedApiError                -> UNSUPPORTED
           CapabilityMissingError             -> NOT_APPLICABLE
           WaitExpiredError                   -> INCONCLUSIVE (wall clock) / FAIL (virtual)
-          unreachable, nonsense, control,
+          unreachable, control,
           malformed step, anything else      -> ERROR
         delete the ACLs the scenario created and its topics (best effort)
         wall path: requirements only the virtual path shows -> NOT_APPLICABLE, with
@@ -58,6 +62,8 @@ from lethe_conformance.client import acl_calls, calls
 from lethe_conformance.client.errors import (
     ClientError,
     ConnectionClosedError,
+    TargetNonsenseError,
+    TargetTimeoutError,
     UnsupportedApiError,
 )
 from lethe_conformance.outcomes import Outcome, ScenarioResult, StepResult
@@ -322,6 +328,13 @@ def _guarded(
             detail = f"{error} instead of answering (the API is advertised)"
             return StepResult(index, op, Outcome.FAIL, detail)
         return StepResult(index, op, Outcome.ERROR, str(error))
+    except TargetNonsenseError as error:  # bytes that answer nothing: the target's wrong answer
+        ctx.drop_connection()
+        return StepResult(index, op, Outcome.FAIL, f"{error} (not an answer to the request)")
+    except TargetTimeoutError as error:  # a hang, or a target too slow to judge
+        ctx.drop_connection()
+        detail = f"{error} (the target hangs, or is too slow to judge)"
+        return StepResult(index, op, Outcome.INCONCLUSIVE, detail)
     except (ClientError, ControlError, SetupError, ScenarioError, NotServingError) as error:
         ctx.drop_connection()
         return StepResult(index, op, Outcome.ERROR, str(error))
