@@ -22,6 +22,7 @@ import struct
 import threading
 from collections.abc import Mapping
 
+from fake_broker import response_frame
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.compiler import decode
 from lethe_formats.protocol.envelope import decode_request_header
@@ -34,8 +35,6 @@ from lethe_formats.protocol.messages.produce import (
     ProduceResponse,
     TopicProduceResponse,
 )
-
-from fake_broker import response_frame
 
 #: byte position of producerId in a magic 2 record batch (v2 batch header)
 _PRODUCER_ID_AT = 43
@@ -94,7 +93,9 @@ class MisbehavingProxy:
                         return
                     client.sendall(reply)
 
-    def _answer(self, payload: bytes, upstream: socket.socket, answers: FrameBuffer) -> bytes | None:
+    def _answer(
+        self, payload: bytes, upstream: socket.socket, answers: FrameBuffer
+    ) -> bytes | None:
         header, offset = decode_request_header(payload)
         behaviour = self.behaviours.get(header.api_key)
         if behaviour == "unknown-producer" and not _idempotent(header, payload[offset:]):
@@ -152,4 +153,5 @@ def _unknown_producer(header: RequestHeader, body: bytes) -> bytes:
         )
         for topic in request.topic_data
     )
-    return response_frame(header, ProduceResponse(responses=topics))
+    answer: bytes = response_frame(header, ProduceResponse(responses=topics))
+    return answer

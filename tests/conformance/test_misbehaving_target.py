@@ -26,7 +26,6 @@ from lethe_conformance.targets.bootstrap import BootstrapTarget
 from lethe_conformance.targets.embedded import EmbeddedTarget
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.protocol.api_keys import ApiKey
-
 from misbehaving_proxy import MisbehavingProxy
 
 REQUEST_TIMEOUT_S = 1.0
@@ -123,6 +122,7 @@ def test_a_misbehaving_target_is_graded_naming_the_step(
     api: int,
     behaviour: str,
     scenario: str,
+    *,
     outcome: Outcome,
     names: tuple[str, ...],
 ) -> None:

@@ -296,7 +296,7 @@ def test_a_refused_setup_is_the_targets_fail_with_the_step_and_the_answer(
     )
     assert result.outcome is Outcome.FAIL
     assert result.detail.startswith("setup: CreateTopics t {")
-    assert "'cleanup.policy': 'shred'}: INVALID_CONFIG" in result.detail
+    assert '{"cleanup.policy": "shred"}: INVALID_CONFIG' in result.detail
 
 
 # --- selection and aggregation ------------------------------------------------------------

@@ -50,6 +50,7 @@ argument) raise.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -358,7 +359,8 @@ def _setup(ctx: RunContext) -> None:
         if code != ErrorCode.NONE:
             message = answer[0].error_message if answer else "no result"
             raise SetupRefusedError(
-                f"CreateTopics {topic.symbol} {dict(topic.configs)}: {error_name(code)}: {message}"
+                f"CreateTopics {topic.symbol} {json.dumps(dict(topic.configs))}: "
+                f"{error_name(code)}: {message}"
             )
     await_leaders(ctx)
     for index, spec in enumerate(ctx.scenario.replay):
