@@ -151,6 +151,11 @@ class Baseline:
         found = self.entry(kind, ident)
         return None if found is None else found.reason
 
+    def excuses(self, kind: str, ident: str, details: Sequence[str]) -> bool:
+        """Whether an entry lists ``ident`` and its evidence is in one of ``details``."""
+        entry = self.entry(kind, ident)
+        return entry is not None and _missing_evidence(entry.evidence, details) is None
+
     def check_known(self, requirements: Iterable[str], scenarios: Iterable[str]) -> None:
         """BaselineError for the first entry naming no known requirement or scenario."""
         known = {"requirement": set(requirements), "scenario": set(scenarios)}
