@@ -11,6 +11,10 @@ Theory of operation
                                   and the time-control capabilities its steps use,
                                   else the wall path (waits only)
         capabilities present?     no  -> NOT_APPLICABLE   (what the path needs)
+        broker settings relied on (scenarios/settings.py, read once per target with
+        DescribeConfigs): a checked Kafka default or a broker-only setting the target
+        sets otherwise -> NOT_APPLICABLE (the setting, Kafka's value and the target's);
+        a topic default relied on but unchecked: set on the topic at creation
         cluster-control required: run it on target.clustered(), brokers of its own,
                                   topics with replication factor 3, roles resolved
                                   after setup, a step's "broker" routes its requests
@@ -82,6 +86,7 @@ from lethe_conformance.scenarios.readiness import (
     await_leaders,
     retriable_error,
 )
+from lethe_conformance.scenarios.settings import assess, target_settings
 from lethe_conformance.targets.base import (
     OWN_LOG_DIR,
     PROVIDED_BY,
@@ -283,6 +288,9 @@ def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
             for name in sorted(missing)
         )
         return Outcome.NOT_APPLICABLE, f"target {target.name} lacks {lacks}"
+    assessed = assess(scenario, target_settings(target))
+    if assessed.not_applicable is not None:
+        return Outcome.NOT_APPLICABLE, f"target {target.name}: {assessed.not_applicable}"
     return None
 
 
@@ -349,11 +357,13 @@ def _guarded(
 
 def _setup(ctx: RunContext) -> None:
     conn = ctx.conn()
+    kafkas = assess(ctx.scenario, target_settings(ctx.target)).per_topic
     for topic in ctx.scenario.topics:
         name = ctx.topic(topic.symbol)
         factor = CLUSTER_SIZE if CLUSTER_CONTROL in ctx.scenario.requires else 1
+        configs = dict(topic.configs) | dict(kafkas.get(topic.symbol, {}))
         answer = calls.create_topic(
-            conn, name, topic.partitions, topic.configs, replication_factor=factor
+            conn, name, topic.partitions, configs, replication_factor=factor
         ).topics
         code = answer[0].error_code if answer else ErrorCode.UNKNOWN_SERVER_ERROR
         if code != ErrorCode.NONE:
