@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import socket
 import struct
-import threading
 from collections.abc import Mapping
 
-from fake_broker import response_frame
+from fake_broker import LoopbackServer, response_frame
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.compiler import decode
 from lethe_formats.protocol.envelope import decode_request_header
@@ -40,40 +39,18 @@ from lethe_formats.protocol.messages.produce import (
 _PRODUCER_ID_AT = 43
 
 
-class MisbehavingProxy:
+class MisbehavingProxy(LoopbackServer):
     """See the module docstring; ``upstream`` is ``(host, port)``; a context manager."""
 
     def __init__(self, upstream: tuple[str, int], behaviours: Mapping[int, str]) -> None:
+        super().__init__()
         self.upstream = upstream
         self.behaviours = dict(behaviours)
         self.misbehaved: list[tuple[str, str]] = []
-        self._server = socket.create_server(("127.0.0.1", 0))
-        self._server.settimeout(0.05)
-        self.port = self._server.getsockname()[1]
         self.address = f"127.0.0.1:{self.port}"
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
 
-    def __enter__(self) -> MisbehavingProxy:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(5)
-        self._server.close()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                client, _ = self._server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
-
-    def _relay(self, client: socket.socket) -> None:
+    def _talk(self, client: socket.socket) -> None:
+        """Relay each request upstream and its answer back, or misbehave."""
         client.settimeout(0.2)
         with client, socket.create_connection(self.upstream, timeout=30) as upstream:
             requests, answers = FrameBuffer(), FrameBuffer()
