@@ -29,6 +29,12 @@ broker runs on the wall clock; ``wait`` polls) and no ``trigger-cleaning``:
 the launcher's settings make the cleaner and retention run every second by
 themselves. ``inject-failure`` is not offered.
 
+A launcher's ``offers`` limits the table to what the broker really has (Tansu,
+memory-only and without a config file, offers none of them: only the wire), and
+its ``wall_clock.wait_cap_s`` caps the scenarios' wall-clock waits
+(:attr:`wait_cap_s`). A one-node broker that numbers itself in Metadata (Tansu
+is node 111) is reached as the one launched node.
+
 Every start ends with a readiness check: each node's ``plaintext`` port answers
 ApiVersions and its Metadata lists every node of the cluster, within the
 launcher's ``readiness.timeout_s``; a node that exits meanwhile fails the start
