@@ -250,3 +250,26 @@ def test_every_report_states_the_suite_lethe_and_the_targets_api_ranges(
     assert '`$.steps[0].expect.configs.retention.ms: expected "1", got "604800000"`' in markdown
     assert render_markdown(data) == markdown
     assert render_matrix(data) == out
+
+
+def test_a_changed_failure_is_named_in_every_report(tmp_path: Path) -> None:
+    """The embedded run of a scenario with a wrong expectation, baselined with other
+    evidence: the gate fails and the terminal, JSON and Markdown say why."""
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    source = SCENARIOS / "kip107" / "kip107-cleanup-policy-gates-delete-records.json"
+    data = json.loads(source.read_text())
+    data["steps"][0]["expect"]["configs"]["retention.ms"] = "1"
+    (folder / f"{data['id']}.json").write_text(json.dumps(data))
+    baseline = tmp_path / "baseline.json"
+    entry = {"scenario": data["id"], "reason": "known", "evidence": "expected 2"}
+    baseline.write_text(json.dumps({"known_failures": [entry]}))
+    report = tmp_path / "report"
+    status, out, _ = _cli(
+        "--scenarios", str(folder), "--baseline", str(baseline), "--report", str(report)
+    )
+    assert status == 1
+    assert f"baseline: {data['id']}: fails differently now (changed)" in out
+    (row,) = json.loads((report / "report.json").read_text())["scenarios"]
+    assert row["verdict"] == "failed" and row["reason"].startswith("fails differently now")
+    assert "baseline (failed): fails differently now" in (report / "report.md").read_text()

@@ -29,7 +29,9 @@ Shape (``report.json``)::
       "profiles": {profile: {state: n}},  the requirement states counted per profile
       "retries": {error name: n},       retriable errors the runner absorbed (readiness.py)
       "scenarios": [
-        {"id", "source", "profile", "outcome", "verdict", "detail", "duration_s",
+        {"id", "source", "profile", "outcome", "verdict", "reason", "detail", "duration_s",
+         (reason: the baseline's, or why a listed failure is not excused: "fails
+         differently now (changed): ...")
          "retries": {error name: n},
          "mismatches": [{"step", "op", "path", "expected", "actual", "text"}]}
                                         expected/actual: JSON values (a string, number,
@@ -237,6 +239,7 @@ def _scenario_rows(run: ConformanceRun) -> list[dict[str, Any]]:
                 "profile": result.profile,
                 "outcome": result.outcome.value,
                 "verdict": None if verdict is None else verdict.verdict.value,
+                "reason": "" if verdict is None else verdict.reason,
                 "detail": result.detail,
                 "duration_s": round(result.duration_s, 3),
                 "retries": dict(result.retries),

@@ -56,6 +56,8 @@ def render_markdown(data: Mapping[str, Any]) -> str:
         for scenario in failing:
             lines.append(f"### {scenario['id']}: {scenario['outcome']}")
             lines += ["", f"`{scenario['source']}`: {_cell(scenario['detail'])}", ""]
+            if scenario.get("reason"):
+                lines += [f"baseline ({scenario['verdict']}): {_cell(scenario['reason'])}", ""]
             if scenario["mismatches"]:
                 lines += ["| step | mismatch (expected and actual as JSON) |", "|---|---|"]
                 lines += [

@@ -131,6 +131,10 @@ def render_matrix(data: Mapping[str, Any], columns: int = LINE_WIDTH) -> str:
                 indent = " " * (width + 4)
                 lines.append(indent + shorten(f"why: {why}", columns - len(indent)))
         lines.append("")
+    for scenario in data.get("scenarios", ()):
+        if scenario.get("verdict") in ("failed", "fixed") and scenario.get("reason"):
+            text = f"baseline: {scenario['id']}: {scenario['reason']}"
+            lines.append(shorten(text, columns))
     lines.append(summary_line(data))
     return "\n".join(lines) + "\n"
 
