@@ -65,7 +65,7 @@ def register(subparsers: Any) -> None:
     runner.add_argument(
         "--launch",
         metavar="NAME|FILE",
-        help="start the broker itself from a launcher: kafka, lethe, or a launcher file "
+        help="start the broker itself from a launcher: kafka, lethe, tansu, or a launcher file "
         "(conformance/lethe_conformance/launchers/README.md)",
     )
     runner.add_argument(
