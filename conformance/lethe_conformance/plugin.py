@@ -60,8 +60,11 @@ from lethe_conformance.baseline import Baseline, BaselineError
 from lethe_conformance.client.connection import PlainCredentials
 from lethe_conformance.client.errors import ClientError
 from lethe_conformance.outcomes import Outcome, ScenarioResult
+from lethe_conformance.report.text import suite_text
+from lethe_conformance.run import lethe_version
 from lethe_conformance.scenarios import Scenario, ScenarioError, load_scenarios
 from lethe_conformance.scenarios.loader import scenario_files
+from lethe_conformance.suite import SuiteError, load_suite
 from lethe_conformance.targets.base import Target
 from lethe_conformance.targets.bootstrap import BootstrapTarget, ControlHook
 
@@ -186,6 +189,18 @@ def _probe(target: BootstrapTarget) -> None:
         raise pytest.UsageError(
             f"--lethe-target {target.name}: cannot reach the target: {message}"
         ) from None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """What judges the run, as every report states it: lethe's and the suite's versions
+    and the Kafka the expectations were verified on."""
+    if not _active(config):
+        return None
+    try:
+        suite = load_suite()
+    except SuiteError as error:
+        raise pytest.UsageError(str(error)) from None
+    return f"lethe {lethe_version()}; suite: {suite_text(suite.as_json())}"
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -224,3 +224,17 @@ def test_a_misspelt_baseline_entry_is_a_usage_error(pytester: pytest.Pytester) -
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*no scenario 'kip107-golden-delete-record'*misspelt?*"])
+
+
+def test_the_header_states_lethe_the_suite_and_the_kafka_it_was_verified_on(
+    pytester: pytest.Pytester,
+) -> None:
+    result = pytester.runpytest_subprocess(
+        *SUITE, "--lethe-embedded", "--lethe-profile", "kip87", "--collect-only"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "lethe *; suite: catalog 1.0.0, scenarios 1.0.0, "
+            "expectations verified on Apache Kafka 4.0.0*"
+        ]
+    )
