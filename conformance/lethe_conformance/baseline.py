@@ -22,9 +22,10 @@ texts, that the failing scenario's detail (the step and the mismatch) must
 all contain (the parts of a detail that change between runs, an address or a
 topic's random suffix, stay out of it). A listed failure
 whose detail no longer contains it fails differently now, and the gate fails
-(``changed``), so a baseline records a broker's behaviour, not only that it
-fails. ``rule`` (optional, free text) names the requirement or Kafka rule the
-failure breaks, for the reader.
+(``changed``), as does one that is no longer judged at all (not applicable,
+unsupported, inconclusive): a baseline with evidence records a broker's
+behaviour, not only that it fails. ``rule`` (optional, free text) names the
+requirement or Kafka rule the failure breaks, for the reader.
 
 Verdicts, per scenario and per requirement:
 
@@ -35,8 +36,9 @@ FAIL                      EXPECTED_FAILURE    FAILED
 FAIL, other evidence      FAILED (changed)    FAILED
 PASS                      FIXED               OK
 ERROR                     FAILED              FAILED
-other (N/A, unsupported,  OK (cannot tell)    OK
-inconclusive)
+other (N/A, unsupported,  OK (cannot tell);   OK
+inconclusive)             FAILED (changed)
+                          with evidence
 ========================  ==================  =================
 
 ERROR is never excused: a baseline lists wrong answers, not a broken run. A
@@ -282,6 +284,9 @@ def _judge(
             Verdict.FIXED,
             f"passes now; remove it from the baseline ({reason})",
         )
+    if entry.evidence:  # it claimed how it fails; now it cannot be judged at all
+        changed = f"no longer fails as recorded (changed): now {outcome.value}"
+        return GateItem(kind, ident, outcome, Verdict.FAILED, changed)
     return GateItem(kind, ident, outcome, Verdict.OK, reason)
 
 

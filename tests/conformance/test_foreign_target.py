@@ -273,3 +273,17 @@ def test_a_changed_failure_is_named_in_every_report(tmp_path: Path) -> None:
     (row,) = json.loads((report / "report.json").read_text())["scenarios"]
     assert row["verdict"] == "failed" and row["reason"].startswith("fails differently now")
     assert "baseline (failed): fails differently now" in (report / "report.md").read_text()
+
+
+def test_an_entry_with_evidence_that_is_no_longer_judged_fails_the_gate() -> None:
+    entry = {"scenario": "s", "reason": "r", "evidence": "steps[1]"}
+    hung = [
+        ScenarioResult("s", "s.json", "kip107", Outcome.INCONCLUSIVE, "steps[1]: no response", {})
+    ]
+    report = apply_baseline(hung, Baseline.from_json({"known_failures": [entry]}))
+    (item,) = report.items
+    assert item.verdict is Verdict.FAILED
+    assert item.reason == "no longer fails as recorded (changed): now inconclusive"
+    # without evidence an entry only says "it fails": an unjudged run cannot tell
+    loose = Baseline.from_json({"known_failures": [{"scenario": "s", "reason": "r"}]})
+    assert apply_baseline(hung, loose).passed
