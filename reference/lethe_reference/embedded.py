@@ -257,6 +257,19 @@ class EmbeddedBroker:
         else:
             raise RuntimeError("restart() from async code: use `await restart_async()`")
 
+    def crash_restart(self) -> None:
+        """A crash and a start: the running broker stops serving with no shutdown work
+        (:meth:`BrokerServer.halt`: no flush, checkpoints or ``.kafka_cleanshutdown``, as
+        after SIGKILL; bytes already written stay, as the page cache keeps them), then a
+        fresh broker recovers the same log dir, clock and port."""
+        self._submit(self._crash_restart())
+
+    async def _crash_restart(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            await server.halt()
+        await self._start_server()
+
     async def restart_async(self) -> None:
         """:meth:`restart` for ``async with`` use."""
         await self._restart()

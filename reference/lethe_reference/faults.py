@@ -415,6 +415,22 @@ _ALL = (
         "The cleaner keeps Kafka's null-value tombstone rule on a flag-enabled compacted "
         "topic, so flagged tombstones never expire and the keys they delete stay forever.",
     ),
+    Fault(
+        "flagged-values-sent-to-unaware-consumers",
+        ("KIP87-PRD-7",),
+        "handlers/fetch.py",
+        "The broker serves flagged tombstones as stored to every consumer, as if all knew the "
+        "flag (no down-conversion), so a stock consumer takes each flagged delete for an "
+        "update of the key.",
+    ),
+    Fault(
+        "flagged-values-nulled-for-replicas",
+        ("KIP87-PRD-9",),
+        "handlers/fetch.py",
+        "The broker down-converts every fetch without the KIP-87 signal, a follower's "
+        "included, so the followers store flagged tombstones without their values and lose "
+        "them for good once one of them leads.",
+    ),
 )
 
 FAULTS: Mapping[str, Fault] = MappingProxyType({fault.name: fault for fault in _ALL})

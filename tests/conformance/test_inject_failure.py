@@ -73,9 +73,10 @@ def test_inject_failure_without_the_capability_in_requires_is_refused(tmp_path: 
 
 def test_an_unknown_kind_is_refused_by_the_schema(tmp_path: Path) -> None:
     def unknown(data: dict[str, Any]) -> None:
-        data["steps"][3]["kind"] = "disk-full"
+        assert data["steps"][2]["op"] == "inject_failure"
+        data["steps"][2]["kind"] = "disk-full"
 
-    with pytest.raises(ScenarioError, match=r"\$\.steps\[3\]"):
+    with pytest.raises(ScenarioError, match=r"\$\.steps\[2\]"):
         load_scenario(changed(tmp_path, OFFLINE, unknown))
 
 
@@ -85,7 +86,8 @@ def test_without_the_injection_the_offline_partition_is_deleted_normally(
     """The 56 comes from the injected failure, not from the partition itself."""
 
     def no_injection(data: dict[str, Any]) -> None:
-        del data["steps"][3]
+        assert data["steps"][2]["op"] == "inject_failure"
+        del data["steps"][2]
 
     result = run_scenario(embedded, load_scenario(changed(tmp_path, OFFLINE, no_injection)))
     assert result.outcome is Outcome.FAIL

@@ -346,8 +346,8 @@ def test_check_files_reports_each_wrong_batch_field_at_its_path(tmp_path: Path) 
     ]
     assert _judge(tmp_path, wanted, {"t1": 1_001}) == [
         "$.s.expect.partitions[0].batches (count of batches): 2 / 3",
-        "$.s.expect.partitions[0].batches[0].segment: 4 / 0",
         "$.s.expect.partitions[0].batches[0].delete_horizon_ms: 7001 / 7000",
+        "$.s.expect.partitions[0].batches[0].segment: 4 / 0",
         "$.s.expect.partitions[0].batches[0].offsets: [4] / [6]",
         "$.s.expect.partitions[0].batches[1].base_timestamp: 1500 / -1",
         "$.s.expect.partitions[0].batches[1].delete_horizon: true / false",

@@ -149,10 +149,11 @@ def test_the_control_hook_is_called_with_each_action(
 ) -> None:
     hook = ControlHook.parse(hook_script(tmp_path))
     target = BootstrapTarget(embedded.bootstrap, log_dir=tmp_path, control=hook)
-    # edit-log-dir, own-log-dir and inject-failure need a broker the runner starts itself:
-    # never a hook's; principals needs two sets of SASL credentials, which this target was
-    # not given
+    # edit-log-dir, own-log-dir, crash and inject-failure need a broker the runner starts
+    # itself: never a hook's; principals needs two sets of SASL credentials, which this
+    # target was not given
     assert target.capabilities.names() == ALL_CAPABILITIES - {
+        "crash",
         "edit-log-dir",
         "own-log-dir",
         "inject-failure",

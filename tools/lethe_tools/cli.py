@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "checkpoint",
     "fixtures",
     "delete-records",
+    "consumed-retention",
     "topics",
     "broker",
     "conformance",

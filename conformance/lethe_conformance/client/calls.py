@@ -223,9 +223,11 @@ def fetch(
     isolation_level: int = 0,
     log_start_offset: int = -1,
     version: int | None = None,
+    tombstone_flag_aware: bool = False,
 ) -> FetchResponse:
     """A consumer Fetch of one partition (no fetch session); ``log_start_offset`` is the
-    request's follower field, which a broker must ignore from a consumer."""
+    request's follower field, which a broker must ignore from a consumer;
+    ``tombstone_flag_aware`` the KIP-87 tagged field (v12+; dropped below)."""
     chosen = conn.version_for(ApiKey.FETCH) if version is None else version
     ident = topic_id(conn, topic) if chosen >= _FETCH_TOPIC_IDS_FROM else uuid.UUID(int=0)
     part = FetchPartition(
@@ -240,6 +242,7 @@ def fetch(
         max_bytes=max_bytes,
         isolation_level=isolation_level,
         topics=(FetchTopic(topic=topic, topic_id=ident, partitions=(part,)),),
+        tombstone_flag_aware=tombstone_flag_aware,
     )
     return conn.call(request, FetchResponse, version=chosen, timeout=_wait(max_wait_ms))
 

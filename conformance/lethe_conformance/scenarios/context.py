@@ -20,7 +20,11 @@ time, read from the Produce response of a LogAppendTime topic), and a later
 expectation refers to it as ``{"ref": name, "plus": "6000"}``;
 :meth:`RunContext.value` resolves both forms. On the wall clock such a value is
 known only between two captured times: ``{"between": [low, high]}``, judged by
-:meth:`RunContext.judge_int`.
+:meth:`RunContext.judge_int`. What the wall clock cannot pin down it can still
+compare: ``{"between": [...], "capture": "h1"}`` also captures the value found
+(the first batch cleaned in a pass), and a later ``{"ref": "h1"}`` must be
+exactly that value (every other batch of the same pass: one horizon per
+cleaning, whatever it is).
 
 Principals (capability ``principals``): while a step runs with
 ``"principal": role`` (:meth:`RunContext.acting_as`), :meth:`RunContext.conn`
@@ -195,11 +199,14 @@ class RunContext:
 
     def judge_int(self, exp: Expectations, path: str, spec: Any, actual: int | None) -> None:
         """Compare ``actual`` with an int64 expectation: exact, or ``{"between": [lo, hi]}``
-        (both ends included, each a decimal string or a captured reference)."""
+        (both ends included, each a decimal string or a captured reference; with
+        ``capture``, the value found is captured under that name)."""
         if isinstance(spec, Mapping) and "between" in spec:
             low, high = (self.value(end) for end in spec["between"])
             if actual is None or not low <= actual <= high:
                 exp.mismatches.append(Mismatch(path, f"between {low} and {high}", render(actual)))
+            if "capture" in spec and actual is not None:  # even out of range: the others
+                self.capture(spec["capture"], actual)  # are then judged against it
             return
         exp.equal(path, self.value(spec), actual)
 

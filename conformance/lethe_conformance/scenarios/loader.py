@@ -207,8 +207,10 @@ def _check_captures(steps: list[Mapping[str, Any]], source: str, clock: str | No
     for index, step in enumerate(steps):
         if clock is not None and step.get("clock", clock) != clock:
             continue
-        for json_path, name in _refs(step, f"$.steps[{index}]"):
-            if name not in captured:
+        for json_path, name, captures in _refs(step, f"$.steps[{index}]"):
+            if captures:  # an expectation capturing the value it found (context.py)
+                captured.add(name)
+            elif name not in captured:
                 path = "" if clock is None else f" on the {clock} clock's path"
                 raise ScenarioError(
                     source, json_path, f"value {name!r} is captured by no earlier step{path}"
@@ -307,11 +309,15 @@ def _ops(step: Mapping[str, Any]) -> Iterator[str]:
         yield from _ops(step["until"])
 
 
-def _refs(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """(JSON path, name) of every ``{"ref": name}`` value reference in a step."""
+def _refs(value: Any, path: str) -> Iterator[tuple[str, str, bool]]:
+    """(JSON path, name, False) of every ``{"ref": name}`` value reference in a step, and
+    (JSON path, name, True) of every ``{"between": ..., "capture": name}``, in document
+    order (a reference after the capturing expectation may use the value)."""
     if isinstance(value, dict):
         if isinstance(value.get("ref"), str):
-            yield f"{path}.ref", value["ref"]
+            yield f"{path}.ref", value["ref"], False
+        if "between" in value and isinstance(value.get("capture"), str):
+            yield f"{path}.capture", value["capture"], True
         for key, item in value.items():
             yield from _refs(item, f"{path}.{key}")
     elif isinstance(value, list):

@@ -42,6 +42,7 @@ __all__ = [
 CAPABILITY_OF_OP: Mapping[str, str] = {
     "advance_time": "clock-control",
     "restart": "restart",
+    "crash_restart": "crash",
     "trigger_cleaning": "trigger-cleaning",
     "check_files": "log-dir",
     "restart_with_files": "edit-log-dir",
@@ -170,6 +171,11 @@ class Scenario:
         if clock is None:
             return self.steps
         return tuple(step for step in self.steps if step.on(clock))
+
+    @property
+    def failure_kinds(self) -> frozenset[str]:
+        """The kinds of the scenario's ``inject_failure`` steps."""
+        return frozenset(str(s.data["kind"]) for s in self.steps if s.op == "inject_failure")
 
     def needs(self, clock: str | None) -> frozenset[str]:
         """Capabilities the path of ``clock`` needs: ``requires`` plus, on the virtual

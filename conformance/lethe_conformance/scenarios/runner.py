@@ -88,6 +88,7 @@ from lethe_conformance.scenarios.readiness import (
 )
 from lethe_conformance.scenarios.settings import assess, target_settings
 from lethe_conformance.targets.base import (
+    FAILURE_PROVIDED_BY,
     OWN_LOG_DIR,
     PROVIDED_BY,
     CapabilityMissingError,
@@ -206,8 +207,8 @@ def _run_isolated(
 ) -> ScenarioResult:
     """The scenario on a broker of its own (own-log-dir); failing to start one is an ERROR."""
     try:
-        overrides = scenario.broker_configs
-        with target.isolated(overrides) if overrides else target.isolated() as own:
+        own_broker = target.isolated(scenario.broker_configs, failures=scenario.failure_kinds)
+        with own_broker as own:
             return _run_steps(own, scenario, cleanup, token, started, clock=clock)
     except Exception as error:  # starting or stopping the broker: never end the run
         detail = f"a broker of its own: {type(error).__name__}: {error}"
@@ -288,6 +289,12 @@ def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
             for name in sorted(missing)
         )
         return Outcome.NOT_APPLICABLE, f"target {target.name} lacks {lacks}"
+    cannot = sorted(scenario.failure_kinds - target.capabilities.failure_kinds)
+    if cannot:
+        lacks = "; ".join(
+            f"{kind} (provided by {FAILURE_PROVIDED_BY.get(kind, kind)})" for kind in cannot
+        )
+        return Outcome.NOT_APPLICABLE, f"target {target.name} cannot cause the failure {lacks}"
     assessed = assess(scenario, target_settings(target))
     if assessed.not_applicable is not None:
         return Outcome.NOT_APPLICABLE, f"target {target.name}: {assessed.not_applicable}"

@@ -13,6 +13,10 @@ names, as scenarios spell them:
                       waits with bounded polling instead.
 ``log-dir``           the runner can read the broker's log directory (:attr:`Capabilities.log_dir`).
 ``restart``           :meth:`Target.restart` stops and starts the broker on the same log dir.
+``crash``             :meth:`CrashTarget.crash_restart` kills the broker with no shutdown work
+                      (SIGKILL: no flush, no checkpoints, no ``.kafka_cleanshutdown``) and
+                      starts it again on the same log dir: recovery after a crash. Needs a
+                      broker the runner owns (embedded, launched).
 ``trigger-cleaning``  :meth:`Target.trigger_cleaning` makes the log cleaner run now.
 ``edit-log-dir``      :meth:`LocalTarget.restart_editing` stops the broker, lets the runner
                       change files in its log directory, and starts it again on that dir
@@ -28,12 +32,16 @@ names, as scenarios spell them:
                       grant ``user`` rights with CreateAcls and act as it.
 ``inject-failure``    :meth:`FailureTarget.inject_failure` makes the broker's *environment*
                       fail (a log dir going offline, an unexpected error while deleting),
-                      so Kafka's answers to such failures can be observed; embedded target only.
+                      so Kafka's answers to such failures can be observed. The embedded
+                      target fails inside the broker (every kind); a launched one causes
+                      the kinds its launcher declares from outside, on files
+                      (``Capabilities.failure_kinds``; a scenario needing another kind is
+                      NOT_APPLICABLE, :data:`FAILURE_PROVIDED_BY` says why).
 
 ``edit-log-dir``, ``own-log-dir`` and ``inject-failure`` need the runner to own
-the broker process: the embedded target has them; a broker reached by address
-does not (a control hook's ``restart`` is one action, with no moment in between;
-nothing outside the process can make its disk fail on cue).
+the broker process: the embedded and launched targets have them; a broker reached
+by address does not (a control hook's ``restart`` is one action, with no moment in
+between; the runner cannot know which of its disks to fail).
 
 Profiles are not declared but *discovered* (``profiles.py``): ApiVersions
 for extension APIs, DescribeConfigs for extension configs.
@@ -56,7 +64,9 @@ __all__ = [
     "ALL_CAPABILITIES",
     "CLOCK_CONTROL",
     "CLUSTER_CONTROL",
+    "CRASH",
     "EDIT_LOG_DIR",
+    "FAILURE_PROVIDED_BY",
     "INJECT_FAILURE",
     "LOG_DIR",
     "OWN_LOG_DIR",
@@ -68,6 +78,7 @@ __all__ = [
     "Capabilities",
     "CapabilityMissingError",
     "ControlError",
+    "CrashTarget",
     "FailureTarget",
     "LocalTarget",
     "PrincipalTarget",
@@ -77,6 +88,7 @@ __all__ = [
 CLOCK_CONTROL = "clock-control"
 LOG_DIR = "log-dir"
 RESTART = "restart"
+CRASH = "crash"
 TRIGGER_CLEANING = "trigger-cleaning"
 EDIT_LOG_DIR = "edit-log-dir"
 OWN_LOG_DIR = "own-log-dir"
@@ -89,6 +101,7 @@ ALL_CAPABILITIES = frozenset(
         CLOCK_CONTROL,
         LOG_DIR,
         RESTART,
+        CRASH,
         TRIGGER_CLEANING,
         EDIT_LOG_DIR,
         OWN_LOG_DIR,
@@ -101,12 +114,24 @@ PROVIDED_BY: dict[str, str] = {
     CLOCK_CONTROL: "the embedded target, or a --control hook declaring advance-time",
     LOG_DIR: "--log-dir, --launch, or the embedded target",
     RESTART: "--launch, the embedded target, or a --control hook declaring restart",
+    CRASH: "--launch or the embedded target (the runner owns the process)",
     TRIGGER_CLEANING: "the embedded target, or a --control hook declaring trigger-cleaning",
     EDIT_LOG_DIR: "--launch or the embedded target (the runner owns the process)",
     OWN_LOG_DIR: "--launch or the embedded target (the runner owns the process)",
     CLUSTER_CONTROL: "the embedded target, or --launch with a cluster launcher (kafka)",
     PRINCIPALS: "--sasl-user and --user-sasl-user, --launch, or the embedded target",
-    INJECT_FAILURE: "the embedded target (failures injected inside the broker)",
+    INJECT_FAILURE: "the embedded target, or --launch with a launcher declaring failures",
+}
+#: Who can cause each failure kind of ``inject_failure``: the report's "why" when a
+#: target with inject-failure cannot cause the kind a scenario needs.
+FAILURE_PROVIDED_BY: dict[str, str] = {
+    "log-dir-offline": "the embedded target, or a launcher declaring [failures.log-dir-offline]",
+    "delete-error": "the embedded target only: an unexpected error inside the broker's "
+    "delete cannot be caused from outside its process (files, signals)",
+    "offsets-unreadable": "the embedded target only: a read error of chosen partitions "
+    "cannot be caused from outside the broker's process",
+    "replica-deletion-error": "the embedded target only: a failure of one replica deletion "
+    "cannot be caused from outside the broker's process",
 }
 #: The principal roles a scenario names (capability ``principals``).
 ROLES = ("admin", "user")
@@ -132,6 +157,7 @@ class Capabilities:
     clock: Literal["virtual", "wall"] = "wall"
     log_dir: Path | None = None
     restart: bool = False
+    crash: bool = False
     trigger_cleaning: bool = False
     sasl: bool = False
     cluster_control: bool = False
@@ -139,6 +165,8 @@ class Capabilities:
     own_log_dir: bool = False
     principals: bool = False
     inject_failure: bool = False
+    #: with ``inject_failure``: the failure kinds the target can cause
+    failure_kinds: frozenset[str] = frozenset()
 
     def names(self) -> frozenset[str]:
         """The capability names this target has, as scenarios' ``requires`` spell them."""
@@ -151,6 +179,8 @@ class Capabilities:
             names.add(CLUSTER_CONTROL)
         if self.restart:
             names.add(RESTART)
+        if self.crash:
+            names.add(CRASH)
         if self.trigger_cleaning:
             names.add(TRIGGER_CLEANING)
         if self.edit_log_dir:
@@ -208,10 +238,20 @@ class LocalTarget(Target, Protocol):
         ...
 
     def isolated(
-        self, overrides: Mapping[str, str] | None = None
+        self, overrides: Mapping[str, str] | None = None, *, failures: frozenset[str] = ...
     ) -> AbstractContextManager[Target]:
         """A started broker of its own on a fresh log dir, same settings (``overrides``, a
-        scenario's ``setup.broker_configs``, on top); closed on exit."""
+        scenario's ``setup.broker_configs``, on top), able to survive the failure kinds
+        ``failures`` its scenario injects; closed on exit."""
+        ...
+
+
+class CrashTarget(Target, Protocol):
+    """A target with capability ``crash``."""
+
+    def crash_restart(self) -> None:
+        """Kill the broker with no shutdown work, start it on the same log dir; returns
+        once it serves again."""
         ...
 
 

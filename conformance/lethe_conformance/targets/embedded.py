@@ -69,7 +69,12 @@ from lethe_conformance.client.connection import (
     KafkaConnection,
     PlainCredentials,
 )
-from lethe_conformance.targets.base import CLOCK_CONTROL, Capabilities, CapabilityMissingError
+from lethe_conformance.targets.base import (
+    CLOCK_CONTROL,
+    FAILURE_PROVIDED_BY,
+    Capabilities,
+    CapabilityMissingError,
+)
 from lethe_conformance.targets.cluster import EmbeddedClusterTarget
 from lethe_conformance.targets.profiles import ProfilesOnce
 
@@ -179,12 +184,14 @@ class EmbeddedTarget(ProfilesOnce):
             clock=self._clock,
             log_dir=self._log_dir,
             restart=True,
+            crash=True,
             trigger_cleaning=virtual,
             edit_log_dir=True,
             own_log_dir=True,
             cluster_control=virtual,
             principals=True,
             inject_failure=True,
+            failure_kinds=frozenset(FAILURE_PROVIDED_BY),
         )
 
     def connect(self) -> KafkaConnection:
@@ -219,6 +226,11 @@ class EmbeddedTarget(ProfilesOnce):
         finally:
             self._broker.start()
 
+    def crash_restart(self) -> None:
+        """A crash (capability ``crash``): the broker's state is dropped with no shutdown
+        work, and a fresh broker recovers the same log dir (same clock and port)."""
+        self._broker.crash_restart()
+
     def recover(self) -> None:
         """Before a scenario: a broker an earlier scenario left stopped (a failed restart)
         starts again on its log dir and port, so one broken scenario fails no other."""
@@ -227,10 +239,13 @@ class EmbeddedTarget(ProfilesOnce):
             self._broker.start()
 
     @contextmanager
-    def isolated(self, overrides: Mapping[str, str] | None = None) -> Iterator[EmbeddedTarget]:
+    def isolated(
+        self, overrides: Mapping[str, str] | None = None, *, failures: frozenset[str] = frozenset()
+    ) -> Iterator[EmbeddedTarget]:
         """A broker of its own on a fresh temporary log dir, with this one's settings
         (``overrides`` on top: a scenario's ``setup.broker_configs``) and clock start
-        (own-log-dir); stopped, and its dir removed, on exit."""
+        (own-log-dir); stopped, and its dir removed, on exit. ``failures`` needs nothing
+        here: the embedded broker fails inside, whatever its settings."""
         with EmbeddedTarget(
             overrides=dict(self._settings) | dict(overrides or {}),
             start_ms=self._start_ms,

@@ -27,7 +27,11 @@ capability         how
 recovery after an unclean shutdown. There is no ``clock-control`` (the
 broker runs on the wall clock; ``wait`` polls) and no ``trigger-cleaning``:
 the launcher's settings make the cleaner and retention run every second by
-themselves. ``inject-failure`` is not offered.
+themselves. ``inject-failure`` covers the kinds the launcher's ``failures``
+declare, the ones the runner can cause from outside the process
+(:mod:`~lethe_conformance.targets.outside_failures`), and only on a broker of
+the scenario's own started with that kind's settings (``isolated(failures=...)``:
+a failed log dir must not outlive its scenario).
 
 A launcher's ``offers`` limits the table to what the broker really has (Tansu,
 memory-only and without a config file, offers none of them: only the wire), and
@@ -63,7 +67,9 @@ from lethe_conformance.client.connection import (
 from lethe_conformance.client.errors import ClientError
 from lethe_conformance.targets.base import (
     CLUSTER_CONTROL,
+    CRASH,
     EDIT_LOG_DIR,
+    INJECT_FAILURE,
     LOG_DIR,
     OWN_LOG_DIR,
     PRINCIPALS,
@@ -73,6 +79,7 @@ from lethe_conformance.targets.base import (
     ControlError,
 )
 from lethe_conformance.targets.launcher import PLAINTEXT, LauncherSpec
+from lethe_conformance.targets.outside_failures import fail_log_dir
 from lethe_conformance.targets.processes import DEFAULT_PORT_RANGE, Node, free_ports
 from lethe_conformance.targets.profiles import ProfilesOnce
 
@@ -85,8 +92,16 @@ SASL = "sasl"
 
 
 def kafka_uuid() -> str:
-    """A random cluster id as Kafka prints one (URL-safe base64 of 16 bytes, no padding)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A random cluster id as Kafka prints one (URL-safe base64 of 16 bytes, no padding).
+
+    Never one starting with ``-``: a command line would read it as an option
+    (``kafka-storage.sh format --cluster-id -9i4...`` fails), which is why Kafka's
+    ``Uuid.randomUuid`` draws again in that case; so does this.
+    """
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 class LaunchedTarget(ProfilesOnce):
@@ -105,6 +120,7 @@ class LaunchedTarget(ProfilesOnce):
         host: str = "127.0.0.1",
         keep_scratch: bool = False,
         binary: Path | None = None,
+        failures: frozenset[str] = frozenset(),
     ) -> None:
         spec.check_home(home)
         self.spec = spec
@@ -119,6 +135,8 @@ class LaunchedTarget(ProfilesOnce):
         self._host = host
         self._keep = keep_scratch
         self._cluster_id = kafka_uuid()
+        #: the failure kinds this broker was started to survive (launcher ``failures``)
+        self._failures = failures & frozenset(spec.failures)
         self._children = 0
         self.nodes: dict[int, Node] = {}
 
@@ -179,6 +197,7 @@ class LaunchedTarget(ProfilesOnce):
             clock="wall",
             log_dir=self.log_dir if LOG_DIR in offers else None,
             restart=RESTART in offers,
+            crash=CRASH in offers,
             edit_log_dir=EDIT_LOG_DIR in offers,
             own_log_dir=OWN_LOG_DIR in offers,
             sasl=bool(self.spec.principals),
@@ -186,6 +205,8 @@ class LaunchedTarget(ProfilesOnce):
             and SASL in self.spec.ports
             and PRINCIPALS in offers,
             cluster_control=self.spec.cluster and CLUSTER_CONTROL in offers,
+            inject_failure=bool(self.spec.failures),
+            failure_kinds=frozenset(self.spec.failures),
         )
 
     @property
@@ -230,6 +251,19 @@ class LaunchedTarget(ProfilesOnce):
     def trigger_cleaning(self) -> None:
         raise CapabilityMissingError(self.name, "trigger-cleaning")
 
+    def inject_failure(self, kind: str, topic: str, partitions: list[int]) -> None:
+        """Cause ``kind`` from outside (module docstring): only the kinds this broker was
+        started to survive; a kind the launcher does not declare is not applicable."""
+        if kind not in self._failures:
+            offered = kind in self.spec.failures
+            raise CapabilityMissingError(
+                self.name,
+                f"{INJECT_FAILURE} {kind}"
+                + (" (only on a broker of the scenario's own)" if offered else ""),
+            )
+        node = self.nodes[1]
+        fail_log_dir((node.log_dir, node.spare_log_dir), topic, partitions)
+
     def restart(self) -> None:
         """Clean restart of every node: stop signal, wait for the exit, start, readiness."""
         self.restart_editing(lambda _: None)
@@ -263,9 +297,12 @@ class LaunchedTarget(ProfilesOnce):
             self._wait_ready(down)
 
     @contextmanager
-    def isolated(self, overrides: Mapping[str, str] | None = None) -> Iterator[LaunchedTarget]:
-        """One node of its own on a fresh log dir, ``overrides`` on top (own-log-dir)."""
-        with self._child(1, overrides) as other:
+    def isolated(
+        self, overrides: Mapping[str, str] | None = None, *, failures: frozenset[str] = frozenset()
+    ) -> Iterator[LaunchedTarget]:
+        """One node of its own on a fresh log dir, ``overrides`` on top (own-log-dir),
+        started with the settings that let it survive the failure kinds ``failures``."""
+        with self._child(1, overrides, failures) as other:
             yield other
 
     @contextmanager
@@ -302,7 +339,12 @@ class LaunchedTarget(ProfilesOnce):
     # --- internals ----------------------------------------------------------------------------
 
     @contextmanager
-    def _child(self, size: int, overrides: Mapping[str, str] | None) -> Iterator[LaunchedTarget]:
+    def _child(
+        self,
+        size: int,
+        overrides: Mapping[str, str] | None,
+        failures: frozenset[str] = frozenset(),
+    ) -> Iterator[LaunchedTarget]:
         self._children += 1
         folder = self._scratch / f"own-{self._children}"
         child = LaunchedTarget(
@@ -315,6 +357,7 @@ class LaunchedTarget(ProfilesOnce):
             request_timeout=self._request_timeout,
             host=self._host,
             binary=self._binary,
+            failures=failures,
         )
         try:
             with child:
@@ -340,6 +383,7 @@ class LaunchedTarget(ProfilesOnce):
             "node_id": str(node.node_id),
             "node_dir": str(node.folder),
             "log_dir": str(node.log_dir),
+            "spare_log_dir": str(node.spare_log_dir),
             "config_path": str(node.folder / self.spec.config_file),
             "host": self._host,
             "cluster_id": self._cluster_id,
@@ -359,7 +403,11 @@ class LaunchedTarget(ProfilesOnce):
         node = self.nodes[node_id]
         values = self._values(node)
         lines = [self.spec.render(self.spec.template, values).strip()]
-        settings = dict(self.spec.settings) | self._overrides
+        settings = dict(self.spec.settings)
+        for kind in sorted(self._failures):
+            failure = self.spec.failures[kind]
+            settings |= {k: self.spec.render(v, values) for k, v in failure.items()}
+        settings |= self._overrides
         lines += [f"{key}={value}" for key, value in settings.items()]
         Path(values["config_path"]).write_text("\n".join(lines) + "\n", encoding="utf-8")
         env = {k: self.spec.render(v, values) for k, v in self.spec.env.items()}

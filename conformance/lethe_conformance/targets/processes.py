@@ -64,6 +64,8 @@ class Node:
         self.node_id = node_id
         self.folder = folder
         self.log_dir = folder / "data"
+        #: a second log dir, used only by launcher ``failures`` settings (``{spare_log_dir}``)
+        self.spare_log_dir = folder / "spare"
         self.ports = dict(ports)
         self.output = folder / "output.log"
         self.prepared = False

@@ -39,6 +39,7 @@ from lethe_reference.config.broker import BrokerConfig
 from lethe_reference.config.broker_defs import BROKER_CONFIG_DEF
 from lethe_reference.config.definition import ConfigDef
 from lethe_reference.config.errors import InvalidConfigError, InvalidRequestError, invalid_value
+from lethe_reference.config.log_config import consumed_retention_key, resolve_consumed_retention
 from lethe_reference.config.topic import TOPIC_CONFIG_DEF
 from lethe_reference.config.values import ConfigType, ConfigValue
 
@@ -116,8 +117,9 @@ def validate_topic_configs(
         if name not in TOPIC_CONFIG_DEF:
             raise InvalidConfigError(f"Unknown topic config name: {name}")
     values = TOPIC_CONFIG_DEF.parse({**broker.log_config_defaults(), **configs})
+    resolve_consumed_retention(values, configs)
     _check_compaction_lags(values)
-    _check_consumed_retention(values)
+    _check_consumed_retention(values, consumed_retention_key(configs))
     _check_remote_storage(values, broker, existing or {})
     return values
 
@@ -132,20 +134,23 @@ def _check_compaction_lags(values: Mapping[str, ConfigValue]) -> None:
         )
 
 
-def _check_consumed_retention(values: Mapping[str, ConfigValue]) -> None:
+def _check_consumed_retention(values: Mapping[str, ConfigValue], key: str | None) -> None:
     """KIP-68 (catalog KIP68-CFG-3): ``retention.commitoffset.ms`` within ``retention.ms``,
     checked as Kafka checks ``local.retention.ms`` (-2 always passes; with an unlimited
-    ``retention.ms`` every value does)."""
+    ``retention.ms`` every value does). The effective value is checked, whichever
+    unit set it (KIP68-CFG-5), and the refusal names that unit and its value."""
     retention, consumed = values["retention.ms"], values["retention.commitoffset.ms"]
     assert isinstance(retention, int) and isinstance(consumed, int)
     if retention == -1 or consumed == -2:
         return
+    name = key or "retention.commitoffset.ms"
+    given = str(values[name]) if key else str(consumed)
     if consumed == -1:
         reason = f"Value must not be -1 as retention.ms value is set as {retention}"
-        raise invalid_value("retention.commitoffset.ms", "-1", reason)
+        raise invalid_value(name, given, reason)
     if consumed > retention:
         reason = f"Value must not be more than retention.ms property value: {retention}"
-        raise invalid_value("retention.commitoffset.ms", str(consumed), reason)
+        raise invalid_value(name, given, reason)
 
 
 def _check_remote_storage(

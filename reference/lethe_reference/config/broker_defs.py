@@ -129,7 +129,7 @@ _LOG = [
     ConfigKey("log.local.retention.bytes", _L, -2, _at_least(-2)),
     ConfigKey("remote.log.storage.system.enable", _B, False),
     ConfigKey("log.tombstone.flag.enable", _B, False),  # KIP-87 extension
-    # KIP-68 extension (catalog KIP68-CFG-1/2): resolved as log.retention.* are
+    # KIP-68 extension (catalog KIP68-CFG-1/4/5): resolved as log.retention.* are
     ConfigKey("log.retention.commitoffset.enable", _B, False),
     ConfigKey("log.retention.commitoffset.ms", _L, None),
     ConfigKey("log.retention.commitoffset.minutes", _I, None),

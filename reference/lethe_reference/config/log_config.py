@@ -47,8 +47,17 @@ remote_log_delete_on_disable           bool                           False
 tombstone_flag_enable (KIP-87)         bool                           False
 retention_commitoffset_enable (KIP-68) bool                           False
 retention_commitoffset_ms (KIP-68)     int (-2 = use retention_ms)    -2
+retention_commitoffset_minutes (KIP-68) int | None                    None
+retention_commitoffset_hours (KIP-68)  int | None                     None
 overridden                             frozenset[str] (topic names)   frozenset()
 =====================================  =============================  =====================
+
+KIP-68's topic-level units (catalog KIP68-CFG-5) combine as Kafka's broker
+``log.retention.ms/minutes/hours`` do (``KafkaConfig.logRetentionTimeMillis``):
+the topic's own ``retention.commitoffset.ms`` wins, else its ``.minutes`` x
+60000, else its ``.hours`` x 3600000 (a negative product is -1), else the broker
+default; :func:`resolve_consumed_retention` writes the result into
+``retention.commitoffset.ms``, the one value retention reads.
 
 Derived properties follow ``LogConfig``'s methods: :attr:`LogConfig.compact`,
 :attr:`LogConfig.delete`, :attr:`LogConfig.compression` (``None`` for
@@ -67,7 +76,21 @@ from lethe_reference.config.broker import BrokerConfig
 from lethe_reference.config.topic import TOPIC_CONFIG_DEF
 from lethe_reference.config.values import ConfigValue
 
-__all__ = ["LogConfig", "effective_log_config", "effective_topic_values"]
+__all__ = [
+    "CONSUMED_RETENTION_UNITS",
+    "LogConfig",
+    "consumed_retention_key",
+    "effective_log_config",
+    "effective_topic_values",
+    "resolve_consumed_retention",
+]
+
+#: KIP-68's topic-level units, highest priority first, with their factor to ms.
+CONSUMED_RETENTION_UNITS = (
+    ("retention.commitoffset.ms", 1),
+    ("retention.commitoffset.minutes", 60 * 1000),
+    ("retention.commitoffset.hours", 60 * 60 * 1000),
+)
 
 _CODECS = {
     "uncompressed": Compression.NONE,
@@ -118,6 +141,8 @@ class LogConfig:
     tombstone_flag_enable: bool = False  # KIP-87 extension
     retention_commitoffset_enable: bool = False  # KIP-68 extension
     retention_commitoffset_ms: int = -2  # KIP-68 extension
+    retention_commitoffset_minutes: int | None = None  # KIP-68 extension
+    retention_commitoffset_hours: int | None = None  # KIP-68 extension
     overridden: frozenset[str] = field(default=frozenset(), compare=False)
 
     @classmethod
@@ -187,7 +212,26 @@ def effective_topic_values(
     :mod:`lethe_reference.config.alter`); an invalid one still raises.
     """
     base = (broker or BrokerConfig()).log_config_defaults()
-    return TOPIC_CONFIG_DEF.parse({**base, **overrides})
+    return resolve_consumed_retention(TOPIC_CONFIG_DEF.parse({**base, **overrides}), overrides)
+
+
+def consumed_retention_key(overrides: Mapping[str, object]) -> str | None:
+    """The topic-level KIP-68 unit in force (module docstring), None without one."""
+    return next((name for name, _ in CONSUMED_RETENTION_UNITS if name in overrides), None)
+
+
+def resolve_consumed_retention(
+    values: dict[str, ConfigValue], overrides: Mapping[str, object]
+) -> dict[str, ConfigValue]:
+    """``values`` with ``retention.commitoffset.ms`` from the topic's unit in force."""
+    key = consumed_retention_key(overrides)
+    if key is None or key == "retention.commitoffset.ms":
+        return values
+    factor = dict(CONSUMED_RETENTION_UNITS)[key]
+    amount = values[key]
+    assert isinstance(amount, int)
+    values["retention.commitoffset.ms"] = max(amount * factor, -1)
+    return values
 
 
 def effective_log_config(

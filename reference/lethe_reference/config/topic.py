@@ -109,9 +109,12 @@ TOPIC_CONFIG_DEF = ConfigDef(
         ConfigKey("remote.log.delete.on.disable", _B, False),
         # lethe extensions (EXTENSION_TOPIC_CONFIGS), after Kafka's own names
         ConfigKey("tombstone.flag.enable", _B, False),  # KIP-87, catalog KIP87-CFG-1
-        # KIP-68, catalog KIP68-CFG-1/2; cross-checked with retention.ms (KIP68-CFG-3)
+        # KIP-68, catalog KIP68-CFG-1/4/5; cross-checked with retention.ms (KIP68-CFG-3);
+        # .minutes and .hours (no default) stand in for .ms as in Kafka's log.retention.*
         ConfigKey("retention.commitoffset.enable", _B, False),
         ConfigKey("retention.commitoffset.ms", _L, -2, _at_least(-2)),
+        ConfigKey("retention.commitoffset.minutes", _I, None),
+        ConfigKey("retention.commitoffset.hours", _I, None),
     ]
 )
 
@@ -219,6 +222,8 @@ EXTENSION_TOPIC_CONFIGS: tuple[str, ...] = (
     "tombstone.flag.enable",
     "retention.commitoffset.enable",
     "retention.commitoffset.ms",
+    "retention.commitoffset.minutes",
+    "retention.commitoffset.hours",
 )
 
 assert sorted(DESCRIBE_ORDER + EXTENSION_TOPIC_CONFIGS) == sorted(TOPIC_CONFIG_DEF.names())

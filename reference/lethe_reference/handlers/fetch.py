@@ -36,12 +36,21 @@ follower's fetch offset and ``LogStartOffset``
 (:func:`~lethe_reference.cluster.membership.on_replica_fetch`: ISR, HW, low
 watermark, delayed operations re-checked); a single broker has no followers.
 ``preferred_read_replica`` is always -1 (no rack-aware replica selector, Kafka's default).
+
+KIP-87 (lethe extension, catalog KIP87-PRD-6..9): on a topic with
+``tombstone.flag.enable``, a consumer's fetch that does not carry the tagged
+field ``tombstone_flag_aware`` (tag 10087, flexible versions; no version below
+12 can carry it) gets flagged tombstones with null values
+(:func:`~lethe_reference.storage.tombstone_view.null_flagged_values`), as the
+KIP's migration plan down-converts for old consumers. A flag-aware consumer
+and every replica get the bytes as stored; a topic without the flag is never
+touched, so a stock client sees exactly what Kafka would send.
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from lethe_formats.protocol.api_keys import ApiKey
@@ -57,6 +66,7 @@ from lethe_formats.protocol.messages.fetch import (
 from lethe_formats.protocol.schema import ZERO_UUID
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 
+from lethe_reference import faults
 from lethe_reference.cluster.acl import AclOperation, ResourceType
 from lethe_reference.cluster.membership import on_replica_fetch
 from lethe_reference.handlers.authz import authorize, authorize_cluster
@@ -76,6 +86,7 @@ from lethe_reference.handlers.partition_ops.read import (
 )
 from lethe_reference.purgatory import Deferred
 from lethe_reference.storage.log_reads import FetchIsolation
+from lethe_reference.storage.tombstone_view import null_flagged_values
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
@@ -182,6 +193,8 @@ class _Plan:
     max_wait_ms: int
     #: False for a consumer's v11+ fetch, which a follower may answer (``fetchOnlyLeader``)
     leader_only: bool = True
+    #: KIP-87: a consumer that did not say it reads the tombstone flag
+    nulls_flagged_values: bool = False
     readable: list[tuple[PartitionKey, TopicPartition, RequestedPartition]] = field(
         default_factory=list
     )
@@ -202,8 +215,8 @@ class _Plan:
 
     def respond(self, reads: list[PartitionRead]) -> FetchResponse:
         keyed: Keyed = [
-            (key, _partition_data(key.partition, r))
-            for (key, _, _), r in zip(self.readable, reads, strict=True)
+            (key, _partition_data(key.partition, self._as_seen(topic, r)))
+            for (key, (topic, _), _), r in zip(self.readable, reads, strict=True)
         ]
         error, session_id, selected = self.context.respond(
             keyed + self.erroneous, self.broker.clock.now_ms()
@@ -211,6 +224,16 @@ class _Plan:
         return FetchResponse(
             error_code=error, session_id=session_id, responses=self._topics(selected)
         )
+
+    def _as_seen(self, topic: str, read: PartitionRead) -> PartitionRead:
+        """KIP-87 down-conversion for a consumer that does not know the flag."""
+        if not self.nulls_flagged_values or not read.records:
+            return read
+        if topic not in self.broker.metadata:
+            return read
+        if not self.broker.log_config(topic).tombstone_flag_enable:
+            return read
+        return replace(read, records=null_flagged_values(read.records))
 
     def _topics(self, selected: Keyed) -> tuple[FetchableTopicResponse, ...]:
         topics: list[tuple[PartitionKey, list[PartitionData]]] = []
@@ -277,6 +300,7 @@ def _plan(broker: Broker, ctx: RequestContext, request: FetchRequest) -> _Plan:
         min(request.min_bytes, max_bytes),
         request.max_wait_ms,
         leader_only=_replica_id(request) >= 0 or version < _CLIENT_METADATA_FROM,
+        nulls_flagged_values=_nulls_flagged_values(broker, request),
     )
     consumer = _replica_id(request) < 0
     replica_denied = not consumer and not authorize_cluster(
@@ -298,6 +322,15 @@ def _plan(broker: Broker, ctx: RequestContext, request: FetchRequest) -> _Plan:
         else:
             plan.readable.append((key, (topic, key.partition), requested))
     return plan
+
+
+def _nulls_flagged_values(broker: Broker, request: FetchRequest) -> bool:
+    """KIP-87: down-convert for a consumer that did not send ``tombstone_flag_aware``."""
+    if faults.active(broker, "flagged-values-sent-to-unaware-consumers"):
+        return False
+    if faults.active(broker, "flagged-values-nulled-for-replicas"):
+        return not request.tombstone_flag_aware
+    return _replica_id(request) < 0 and not request.tombstone_flag_aware
 
 
 def error_response(request: FetchRequest, code: ErrorCode, _message: str | None) -> FetchResponse:

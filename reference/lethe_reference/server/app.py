@@ -93,6 +93,9 @@ class BrokerServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._stopping = False
+        #: set when the log dir failed (``LogManager.dir_failure``): the broker halts, as
+        #: Kafka does when every log dir failed (``Exit.halt(1)``, no clean shutdown)
+        self.halted = asyncio.Event()
         self.quotas = ConnectionQuotas(lambda: self.broker.config)
         #: set (and replaced) whenever a connection closes or handled bytes: waiters recheck
         self._changed = asyncio.Event()
@@ -254,21 +257,52 @@ class BrokerServer:
     # --- time -------------------------------------------------------------------------
 
     async def _run_timer(self) -> None:
-        while True:
+        while not self.halted.is_set():  # a halted broker does no more work (halt())
             due = self.broker.next_due_ms()
             timeout = None if due is None else max(0, due - self.broker.clock.now_ms()) / 1000
             self._poke.clear()
             if timeout is None or timeout > 0:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._poke.wait(), timeout)
+            if self.halted.is_set():
+                return
             try:
                 self.broker.run_due()
             except Exception:
                 _log.exception(_kv(event="timer-failed"))
+            failure = self.broker.log_manager.dir_failure
+            if failure is not None:
+                _log.critical(_kv(event="halt", reason="all log dirs failed", error=failure))
+                await self.halt()
+                return
             self._wake()  # due work may have answered a parked request
             await asyncio.sleep(0)
 
     # --- shutdown ---------------------------------------------------------------------
+
+    async def halt(self) -> None:
+        """Stop serving at once, with no shutdown work (no flush, checkpoints or
+        ``.kafka_cleanshutdown``): Kafka's ``Exit.halt`` after its last log dir failed.
+        The next start recovers the log dir as after a crash."""
+        self._stopping = True
+        self.halted.set()
+        self._wake()
+        self.broker.background.abandon()
+        if self._server is not None:
+            self._server.close()
+        for extra in self._extra_servers:
+            extra.close()
+        for session, writer in list(self._connections.values()):
+            session.close()
+            writer.close()
+        if self._timer is not None and self._timer is not asyncio.current_task():
+            # the loop also ends on ``halted``: a cancel racing a poke can be swallowed
+            # by asyncio.wait_for before Python 3.12, and the timer must not run again
+            self._timer.cancel()
+            await asyncio.wait({self._timer}, timeout=_DRAIN_ON_STOP_S)
+        if self._server is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), _DRAIN_ON_STOP_S)
 
     async def stop(self) -> None:
         """Clean shutdown (see the module docstring); idempotent."""

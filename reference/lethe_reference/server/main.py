@@ -9,7 +9,9 @@ event. SIGTERM and SIGINT start a clean shutdown (:meth:`BrokerServer.stop`:
 close the listener, answer parked requests, flush and checkpoint the logs,
 write ``.kafka_cleanshutdown``); the exit status is 0 after a clean shutdown
 and 1 when the broker could not start (port in use, unreadable log directory,
-invalid config).
+invalid config) or halted because its log directory failed (an I/O error
+writing in it, e.g. the dir replaced by a file: Kafka halts with status 1 when
+every log dir failed, without the shutdown work).
 """
 
 from __future__ import annotations
@@ -68,7 +70,13 @@ async def _serve(
         _log.error("event=start-failed error=%r", error)
         broker.shutdown()
         return 1
-    await stop.wait()
+    halted = asyncio.create_task(server.halted.wait())
+    signalled = asyncio.create_task(stop.wait())
+    await asyncio.wait({halted, signalled}, return_when=asyncio.FIRST_COMPLETED)
+    if server.halted.is_set():  # its log dir failed: exit 1 with no shutdown work, as Kafka
+        signalled.cancel()
+        return 1
+    halted.cancel()
     _log.info("event=signal action=shutdown")
     await server.stop()
     return 0

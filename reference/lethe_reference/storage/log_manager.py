@@ -132,6 +132,10 @@ class LogManager:
         self.logs: dict[TopicPartition, PartitionLog] = {}
         self.topic_ids: dict[str, KafkaUuid] = {}
         self.had_clean_shutdown = False
+        #: why the log dir failed (Kafka's ``LogDirFailureChannel``): the first I/O error
+        #: writing in it, e.g. after the dir was replaced by a file. It is the only log dir,
+        #: so the broker halts (server/app.py), as Kafka does when every log dir failed.
+        self.dir_failure: str | None = None
         self._rng = rng or random.Random()
         self._deleted_dirs: list[tuple[int, Path]] = []
         #: KIP-68: the groups' min committed offsets for a retention pass (the broker
@@ -332,7 +336,11 @@ class LogManager:
 
     def _write(self, name: str, offsets: dict[TopicPartition, int]) -> None:
         entries = [(topic, partition, offset) for (topic, partition), offset in offsets.items()]
-        write_offset_checkpoint(self.log_dir / name, sorted(entries))
+        try:
+            write_offset_checkpoint(self.log_dir / name, sorted(entries))
+        except OSError as error:
+            self.dir_failure = f"writing {self.log_dir / name}: {error}"
+            raise KafkaStorageError(f"log dir {self.log_dir} failed: {self.dir_failure}") from error
 
     def checkpoint_high_watermarks(self) -> None:
         self._write(HIGH_WATERMARK_FILE, {k: v.high_watermark for k, v in self.logs.items()})

@@ -60,6 +60,9 @@ def test_configs_without_broker_synonym() -> None:
         "remote.storage.enable",
         "remote.log.copy.disable",
         "remote.log.delete.on.disable",
+        # KIP-68's topic-level units: the broker's units are synonyms of .ms (KIP68-CFG-5)
+        "retention.commitoffset.minutes",
+        "retention.commitoffset.hours",
     }
 
 

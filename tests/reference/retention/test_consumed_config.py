@@ -122,3 +122,64 @@ def test_a_broker_retention_ms_counts_in_the_check() -> None:
     broker = BrokerConfig({"log.retention.ms": "1000"})
     with pytest.raises(InvalidConfigError, match="property value: 1000"):
         validate_topic_configs({MS: "1001"}, broker)
+
+
+# -- KIP68-CFG-4/5: topic-level .minutes and .hours, precedence as log.retention.* --
+
+MINUTES, HOURS = "retention.commitoffset.minutes", "retention.commitoffset.hours"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "broker", "expected"),
+    [
+        ({HOURS: "2"}, {}, 2 * HOUR),
+        ({MINUTES: "90"}, {}, 90 * 60_000),
+        ({MINUTES: "90", HOURS: "2"}, {}, 90 * 60_000),  # minutes over hours
+        ({MS: "5000", MINUTES: "90", HOURS: "2"}, {}, 5000),  # ms over both
+        ({MS: "-2", HOURS: "2"}, {}, -2),  # an explicit .ms wins, even its -2
+        ({HOURS: "-1", "retention.ms": "-1"}, {}, -1),  # negative: no limit, as log.retention.*
+        ({MINUTES: "-5", "retention.ms": "-1"}, {}, -1),
+        ({HOURS: "1"}, {"log.retention.commitoffset.ms": "5000"}, HOUR),  # topic over broker
+        ({}, {"log.retention.commitoffset.minutes": "3"}, 180_000),
+    ],
+)
+def test_topic_units_combine_as_kafkas_retention_units(
+    overrides: dict[str, str], broker: dict[str, str], expected: int
+) -> None:
+    config = effective_log_config(overrides, BrokerConfig(broker))
+    assert config.retention_commitoffset_ms == expected
+    assert validate_topic_configs(overrides, BrokerConfig(broker))[MS] == expected
+
+
+def test_topic_units_have_no_default_and_are_listed_as_null() -> None:
+    config = effective_log_config({})
+    assert (config.retention_commitoffset_minutes, config.retention_commitoffset_hours) == (
+        None,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("configs", "message"),
+    [
+        ({HOURS: "169"}, "Invalid value 169 for configuration retention.commitoffset.hours"),
+        ({MINUTES: "10081"}, "Invalid value 10081 for configuration retention.commitoffset.min"),
+        ({"retention.ms": "3600000", MINUTES: "61"}, "property value: 3600000"),
+        ({HOURS: "-1"}, "Invalid value -1 for configuration retention.commitoffset.hours"),
+        (
+            {HOURS: "two"},
+            "two for configuration retention.commitoffset.hours: Not a number of type INT",
+        ),
+    ],
+)
+def test_a_unit_above_retention_ms_is_refused_naming_that_unit(
+    configs: dict[str, str], message: str
+) -> None:
+    with pytest.raises(InvalidConfigError, match=message) as caught:
+        validate_topic_configs(configs)
+    assert caught.value.error_name == "INVALID_CONFIG"
+
+
+def test_a_unit_within_retention_ms_is_accepted() -> None:
+    assert validate_topic_configs({HOURS: "168"})[MS] == 168 * HOUR
+    assert validate_topic_configs({"retention.ms": "-1", HOURS: "100000"})[MS] == 100000 * HOUR

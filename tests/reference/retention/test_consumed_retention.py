@@ -71,7 +71,7 @@ def make_log(
 OLD = NOW - 2 * DAY
 
 
-# --- the age limit (KIP68-CFG-2) ------------------------------------------------------------
+# --- the age limit (KIP68-CFG-4/5) ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 from lethe_formats.storage.meta_properties import MetaProperties, read_meta_properties
 from lethe_formats.storage.partition_metadata import read_partition_metadata
 from lethe_reference.clock import ManualClock
+from lethe_reference.storage.errors import KafkaStorageError
 from lethe_reference.storage.log_manager import LogManager
 from lethe_reference.storage.settings import StorageSettings
 from storage_support import client_batch
@@ -149,3 +151,21 @@ def test_leftover_delete_directories_are_removed_after_a_restart(
     assert manager.logs == {}
     clock.advance(10)
     assert manager.delete_due_files() == [stale]
+
+
+def test_a_checkpoint_that_cannot_be_written_fails_the_log_dir(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The log dir replaced by a file (as Kafka's LogDirFailureTest does): the next
+    checkpoint write is a KafkaStorageError and the manager records the dir failure,
+    which makes the server halt (its only log dir failed, as Kafka halts)."""
+    log_dir = tmp_path / "data"
+    manager = _manager(log_dir, clock)
+    _fill(manager, "orders", 0, 1)
+    assert manager.dir_failure is None
+    log_dir.rename(tmp_path / "data.failed")
+    log_dir.write_bytes(b"")
+    with pytest.raises(KafkaStorageError, match=r"log dir .*data failed"):
+        manager.checkpoint_log_start_offsets()
+    assert manager.dir_failure is not None
+    assert "log-start-offset-checkpoint" in manager.dir_failure

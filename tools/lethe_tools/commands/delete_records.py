@@ -51,16 +51,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
 from lethe_formats.storage.java_properties import JavaPropertiesError, parse_java_properties
 
-from lethe_tools.kafka_client.admin import AdminClient, TopicPartition
+from lethe_tools.kafka_client.admin import AdminClient, DeleteRecordsOutcome, TopicPartition
 from lethe_tools.kafka_client.config import ClientConfigError, client_config
 from lethe_tools.kafka_client.connection import ClientError
 
-__all__ = ["CommandError", "load_command_config", "parse_offset_json", "register", "run"]
+__all__ = [
+    "CommandError",
+    "load_command_config",
+    "parse_offset_json",
+    "register",
+    "run",
+    "write_outcomes",
+]
 
 DESCRIPTION = (
     "This tool helps to delete records of the given partitions down to the specified offset."
@@ -178,7 +186,11 @@ def execute(admin: AdminClient, offset_json: str, out: TextIO) -> None:
     offsets = parse_offset_json(offset_json)
     out.write("Executing records delete operation\n")
     out.flush()
-    outcomes = admin.delete_records(offsets)
+    write_outcomes(admin.delete_records(offsets), out)
+
+
+def write_outcomes(outcomes: Mapping[TopicPartition, DeleteRecordsOutcome], out: TextIO) -> None:
+    """The "completed" line and one line per partition (also ``lethe consumed-retention``'s)."""
     out.write("Records delete operation completed:\n")
     for tp, outcome in outcomes.items():
         if outcome.error is None:

@@ -179,6 +179,10 @@ class AdminClient:
         """A connection to broker ``node`` (learnt from the last Metadata answer)."""
         return self._connection(node)
 
+    def learn_node(self, node: int, host: str, port: int) -> None:
+        """Record a broker's address learnt outside Metadata (a FindCoordinator answer)."""
+        self._nodes[node] = (host, port)
+
     def _any_node(self) -> int:
         """A node to ask for metadata: one already connected, else the bootstrap broker."""
         return next(iter(self._connections), _BOOTSTRAP)

@@ -132,17 +132,17 @@ def _judge_one(
     want: Mapping[str, Any],
     got: Mapping[str, Any],
 ) -> None:
+    if "delete_horizon_ms" in want:  # first: it may capture the value base_timestamp refers to
+        horizon = want["delete_horizon_ms"]
+        if horizon is None:
+            exp.equal(f"{path}.delete_horizon_ms", None, got.get("delete_horizon_ms"))
+        else:
+            ctx.judge_int(exp, f"{path}.delete_horizon_ms", horizon, got.get("delete_horizon_ms"))
     for field in _INT64_FIELDS:
         if field in want:
             ctx.judge_int(exp, f"{path}.{field}", want[field], got.get(field))
     for field in (*_INT32_FIELDS, *_FLAG_FIELDS, "compression", "timestamp_type"):
         if field in want:
             exp.equal(f"{path}.{field}", want[field], got.get(field))
-    if "delete_horizon_ms" in want:
-        horizon = want["delete_horizon_ms"]
-        if horizon is None:
-            exp.equal(f"{path}.delete_horizon_ms", None, got.get("delete_horizon_ms"))
-        else:
-            ctx.judge_int(exp, f"{path}.delete_horizon_ms", horizon, got.get("delete_horizon_ms"))
     if "offsets" in want:
         exp.equal(f"{path}.offsets", [ctx.value(o) for o in want["offsets"]], got.get("offsets"))

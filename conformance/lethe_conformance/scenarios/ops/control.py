@@ -1,4 +1,11 @@
-"""Ops that act on time and on the broker: advance_time, wait, restart, trigger_cleaning.
+"""Ops that act on time and on the broker: advance_time, wait, restart, crash_restart,
+trigger_cleaning.
+
+``crash_restart`` kills the broker with no shutdown work (a launched broker gets
+SIGKILL; the embedded one drops its state without flushing or checkpointing)
+and starts it again on the same log dir, so a scenario sees what recovery
+after a crash keeps: only what the broker had written by then (a periodic
+checkpoint the scenario waited for, the page cache's segment bytes).
 
 ``wait`` is how one scenario runs on both kinds of clock. It repeats a
 read-only step (``until``, with its own ``expect``) until that step passes::
@@ -22,12 +29,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import RunContext
 from lethe_conformance.scenarios.model import int64
 from lethe_conformance.scenarios.ops.registry import OPS, op
+from lethe_conformance.targets.base import CrashTarget
 
 __all__ = ["WaitExpiredError", "poll_until"]
 
@@ -62,6 +70,13 @@ def advance_time(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mi
 def restart(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
     ctx.drop_connection()
     ctx.target.restart()
+    return []
+
+
+@op("crash_restart")
+def crash_restart(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
+    ctx.drop_connection()
+    cast(CrashTarget, ctx.target).crash_restart()
     return []
 
 

@@ -207,6 +207,7 @@ def fetch(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]
         isolation_level=_ISOLATION[data.get("isolation_level", "read_uncommitted")],
         log_start_offset=int64(data.get("log_start_offset", "-1")),
         version=data.get("version"),
+        tombstone_flag_aware=data.get("tombstone_flag_aware", False),
     )
     exp = Expectations()
     answers = [

@@ -8,7 +8,9 @@ Request: ``cluster_id`` (tag 0, v12+), ``replica_id`` (v0-14; a follower's id,
 current_leader_epoch (v9+), fetch_offset, last_fetched_epoch (v12+),
 log_start_offset (v5+, followers only), partition_max_bytes,
 replica_directory_id (tag 0, v17+)]]``, ``forgotten_topics_data`` (v7+),
-``rack_id`` (v11+).
+``rack_id`` (v11+), ``tombstone_flag_aware`` (tag 10087, v12+: lethe's KIP-87
+extension, catalog KIP87-PRD-6; a consumer sets it to get flagged tombstones
+as written, without it the broker nulls their values; Kafka skips the tag).
 
 Response: ``throttle_time_ms``, ``error_code`` (v7+), ``session_id`` (v7+),
 ``responses [topic | topic_id, partitions [partition_index, error_code,
@@ -26,6 +28,7 @@ import uuid
 from dataclasses import dataclass
 
 from lethe_formats.protocol.schema import (
+    BOOL,
     INT8,
     INT16,
     INT32,
@@ -41,6 +44,7 @@ from lethe_formats.protocol.schema import (
 )
 
 __all__ = [
+    "TOMBSTONE_FLAG_AWARE_TAG",
     "AbortedTransaction",
     "EpochEndOffset",
     "FetchPartition",
@@ -55,6 +59,10 @@ __all__ = [
     "ReplicaState",
     "SnapshotId",
 ]
+
+
+#: The tag of the KIP-87 consumer signal (10000 + the KIP number, as KIP-694's tags).
+TOMBSTONE_FLAG_AWARE_TAG = 10087
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +113,10 @@ class FetchRequest(Struct):
     topics: tuple[FetchTopic, ...] = proto(array(FetchTopic), "0+")
     forgotten_topics_data: tuple[ForgottenTopic, ...] = proto(array(ForgottenTopic), "7+")
     rack_id: str = proto(STRING, "11+", ignorable=True)
+    #: KIP-87 (lethe extension): the consumer reads the record tombstone flag itself.
+    tombstone_flag_aware: bool = proto(
+        BOOL, "12+", tag=TOMBSTONE_FLAG_AWARE_TAG, default=False, ignorable=True
+    )
 
 
 @dataclass(frozen=True, slots=True)
