@@ -8,9 +8,13 @@ Theory of operation
     pytest --pyargs lethe_conformance --lethe-embedded -n auto --junitxml=report.xml
 
 The plugin is installed with lethe and loads in every pytest run, so it stays
-inert unless ``--lethe-target`` or ``--lethe-embedded`` is given: the suite
-module (``lethe_conformance/test_conformance_suite.py``) is then not even
-collected, and lethe's own test run sees nothing of it.
+inert unless the suite is asked for: ``--lethe-target`` or ``--lethe-embedded``
+is given, or the command line names the suite itself (``--pyargs
+lethe_conformance``, or a path inside the package). Otherwise the suite module
+(``lethe_conformance/test_conformance_suite.py``) is not even collected, and
+lethe's own test run sees nothing of it. Named without a target option, the
+suite runs against the embedded reference broker, as ``lethe conformance
+run`` does without ``--target``.
 
 When active, every scenario of the selected profiles (all profiles when no
 ``--lethe-profile``) becomes one test item with the id
@@ -120,8 +124,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--lethe-baseline", metavar="FILE", help="known failures (strict xfail)")
 
 
+def _suite_named(config: pytest.Config) -> bool:
+    """Whether a command-line argument is the suite: the package by name or a path in it."""
+    package = Path(__file__).resolve().parent
+    for arg in config.args:
+        name = str(arg).split("::", 1)[0]
+        if name == "lethe_conformance" or name.startswith("lethe_conformance."):
+            return True
+        path = Path(config.invocation_params.dir, name).resolve()
+        if path == package or package in path.parents:
+            return True
+    return False
+
+
 def _active(config: pytest.Config) -> bool:
-    return bool(config.getoption("lethe_target") or config.getoption("lethe_embedded"))
+    return bool(
+        config.getoption("lethe_target")
+        or config.getoption("lethe_embedded")
+        or _suite_named(config)
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -294,7 +315,7 @@ def lethe_target(request: pytest.FixtureRequest) -> Iterator[Target]:
     if not _active(config):
         pytest.skip("give --lethe-target HOST:PORT or --lethe-embedded")
     target: Target
-    if config.getoption("lethe_embedded"):
+    if not config.getoption("lethe_target"):  # --lethe-embedded, or no target given
         target = _embedded(config, getattr(config, "workerinput", {}).get("workerid", "main"))
     else:
         target = _bootstrap_target(config)

@@ -327,7 +327,8 @@ class Broker:
     def log_config(self, topic: str) -> LogConfig:
         """The effective :class:`LogConfig` of ``topic`` on this broker."""
         info = self.metadata.get(topic)
-        return effective_log_config(info.configs if info else {}, self.config)
+        overrides = self.config.visible_topic_configs(info.configs) if info else {}
+        return effective_log_config(overrides, self.config)
 
     def log(self, topic: str, partition: int) -> PartitionLog | None:
         return self.log_manager.get_log(topic, partition)

@@ -143,10 +143,21 @@ def test_a_malformed_target_address_is_a_usage_error(pytester: pytest.Pytester) 
     result.stderr.fnmatch_lines(["ERROR: --lethe-target no-port-here*"])
 
 
-def test_without_a_target_option_the_suite_collects_nothing(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess(*SUITE)
-    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    result.assert_outcomes()
+def test_without_a_target_option_the_named_suite_runs_on_the_embedded_broker(
+    pytester: pytest.Pytester,
+) -> None:
+    # as `lethe conformance run` without --target
+    result = pytester.runpytest_subprocess(*SUITE, "-k", "kip107-golden-delete-records", "-v")
+    result.assert_outcomes(passed=1)
+    assert f"{_item('kip107-golden-delete-records')} PASSED" in result.stdout.str()
+
+
+def test_a_run_that_does_not_name_the_suite_collects_nothing_of_it(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_own="def test_own():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1)
 
 
 def test_items_carry_profile_requirement_and_tag_markers(pytester: pytest.Pytester) -> None:

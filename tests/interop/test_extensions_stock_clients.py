@@ -25,6 +25,8 @@ from interop_support import CLIENT_TIMEOUT_S, Rec
 from kafka import KafkaConsumer
 from kafka import TopicPartition as PyTopicPartition
 from kafka.structs import OffsetAndMetadata
+from lethe_reference.embedded import EmbeddedBroker
+from lethe_reference.server.defaults import broker_config
 from lethe_tools.cli import main
 from lethe_tools.kafka_client.admin import AdminClient
 from lethe_tools.kafka_client.config import ClientConfig, parse_bootstrap_servers
@@ -73,6 +75,16 @@ def produce(bootstrap: str, name: str) -> None:
     with Producer(bootstrap) as producer:
         offsets = [producer.send(replace(r, topic=name)).offset for r in PRODUCED]
     assert offsets == [0, 1, 2, 3]
+
+
+@pytest.fixture(scope="module")
+def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A broker of this module's own with KIP-87 switched on (``lethe.kip87.enable``):
+    the session's broker keeps the extensions off, as a stock broker is."""
+    overrides = {"group.initial.rebalance.delay.ms": "0", "lethe.kip87.enable": "true"}
+    log_dir = tmp_path_factory.mktemp("kip87-interop-broker")
+    with EmbeddedBroker(log_dir, config=broker_config(overrides=overrides)) as broker:
+        yield broker.bootstrap
 
 
 @pytest.fixture

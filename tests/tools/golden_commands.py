@@ -10,12 +10,21 @@ split on ``\\n`` only; a section ends where the next ``### `` header starts.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lethe_formats.fixtures import fixtures_root
+from lethe_tools.cli import main
 
-__all__ = ["GoldenCommand", "golden_commands", "golden_root"]
+__all__ = [
+    "GoldenCommand",
+    "assert_replays",
+    "golden_commands",
+    "golden_root",
+    "recorded_commands",
+]
 
 _COMMAND = b"### bin/kafka-dump-log.sh "
 _STDERR = b"### (stderr of the command above"
@@ -37,7 +46,9 @@ class GoldenCommand:
 
     @property
     def id(self) -> str:
-        case = self.folder.relative_to(golden_root()).as_posix()
+        root = golden_root()
+        base = root if self.folder.is_relative_to(root) else fixtures_root()
+        case = self.folder.relative_to(base).as_posix()
         return f"{case}:{' '.join(self.args)}"
 
 
@@ -56,9 +67,28 @@ def _parse(path: Path) -> list[GoldenCommand]:
     return commands
 
 
-def golden_commands() -> list[GoldenCommand]:
-    """Every command of every dump.txt (all cases, all passes), in file order."""
+def recorded_commands(path: Path) -> list[GoldenCommand]:
+    """The commands of one recording file (any folder under fixtures/)."""
+    return _parse(path)
+
+
+def golden_commands(name: str = "dump.txt") -> list[GoldenCommand]:
+    """Every command of every ``name`` file (all cases, all passes), in file order:
+    ``dump.txt`` recorded with each case, ``dump-options.txt`` the options those
+    do not use, recorded later with kafka-dump-log 4.0.0 on the same files."""
     commands: list[GoldenCommand] = []
-    for path in sorted(golden_root().rglob("dump.txt")):
+    for path in sorted(golden_root().rglob(name)):
         commands += _parse(path)
     return commands
+
+
+def assert_replays(command: GoldenCommand, args: list[str], capsysbinary: Any) -> None:
+    """``lethe dump ARGS`` run in the recording's folder (the caller has chdir'ed there)
+    prints the recorded stdout and stderr bytes (stderr without the folder prefix)
+    and exits 0."""
+    status = main(["dump", *args])
+    captured = capsysbinary.readouterr()
+    assert captured.out.split(b"\n") == command.stdout.split(b"\n")
+    prefix = (os.getcwd() + os.sep).encode()
+    assert captured.err.replace(prefix, b"").split(b"\n") == command.stderr.split(b"\n")
+    assert status == 0

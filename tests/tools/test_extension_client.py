@@ -131,7 +131,8 @@ def test_delete_partitions_arguments_are_checked_before_anything_is_sent() -> No
 
 @pytest.fixture
 def kafka(tmp_path: Path) -> Iterator[EmbeddedBroker]:
-    with EmbeddedBroker(tmp_path, config=broker_config(), clock=ManualClock(START_MS)) as broker:
+    config = broker_config(overrides={"lethe.kip87.enable": "true"})
+    with EmbeddedBroker(tmp_path, config=config, clock=ManualClock(START_MS)) as broker:
         flagged = {"cleanup.policy": "compact", "tombstone.flag.enable": "true"}
         create(broker.bootstrap, "flagged", 1, 1, **flagged)
         create(broker.bootstrap, "plain", 1, 1, **{"cleanup.policy": "compact"})

@@ -229,9 +229,16 @@ def test_a_missing_path_names_byte_0_and_the_field(
 ) -> None:
     path = tmp_path / "no\x1bpe"
     run = lethe("verify", str(path))
-    assert (run.status, run.lines) == (
-        1,
-        [f"{printable(str(path))}: byte 0: file: No such file or directory"],
+    assert (run.status, run.out, run.err) == (
+        2,
+        "",
+        f"lethe verify: {printable(str(path))}: byte 0: file: No such file or directory\n",
+    )
+    dumped = lethe("dump", str(path))
+    assert (dumped.status, dumped.out, dumped.err) == (
+        2,
+        "",
+        f"lethe dump: {printable(str(path))}: byte 0: file: No such file or directory\n",
     )
     read = lethe("checkpoint", "read", str(path), "--kind", "offsets")
     assert (read.status, read.err) == (

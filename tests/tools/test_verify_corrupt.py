@@ -291,10 +291,9 @@ def test_meta_properties_without_node_id(tmp_path: Path, lethe: Callable[..., Ru
 
 def test_missing_path(tmp_path: Path, lethe: Callable[..., Run]) -> None:
     run = lethe("verify", str(tmp_path / "nope"))
-    assert (run.status, run.lines) == (
-        1,
-        [f"{tmp_path / 'nope'}: byte 0: file: No such file or directory"],
-    )
+    assert (run.status, run.lines) == (2, [])
+    missing = f"{tmp_path / 'nope'}: byte 0: file: No such file or directory"
+    assert run.err == f"lethe verify: {missing}\n"
 
 
 def test_summary_line_counts_the_files_and_the_problems(

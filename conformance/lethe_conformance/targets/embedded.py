@@ -27,7 +27,8 @@ make background work frequent (``log.retention.check.interval.ms``,
 ``log.flush.start.offset.checkpoint.interval.ms``, ``log.cleaner.backoff.ms``
 1000; ``group.initial.rebalance.delay.ms`` 0; fixtures/golden/README.md,
 "Broker settings") and the extension switches of :data:`PROFILE_SETTINGS`
-(``delete.topic.partition.enable``, so the target offers ``kip694``);
+(``delete.topic.partition.enable``, ``lethe.kip68.enable``, ``lethe.kip87.enable``: the
+target offers every profile);
 ``overrides`` go on top; ``faults`` sets ``lethe.faults``, the reference
 broker's deliberate faults (``lethe conformance faults``, conformance/FAULTS.md),
 which :func:`known_faults` lists. Like Kafka, the first retention
@@ -94,8 +95,13 @@ GOLDEN_BROKER_SETTINGS: Mapping[str, str] = {
     "log.cleaner.backoff.ms": "1000",
     "group.initial.rebalance.delay.ms": "0",
 }
-#: Extensions switched on so the target offers every profile (kip694: key 10694).
-PROFILE_SETTINGS: Mapping[str, str] = {"delete.topic.partition.enable": "true"}
+#: Extensions switched on so the target offers every profile (a switched-off one is
+#: invisible: lethe_reference.config.extensions).
+PROFILE_SETTINGS: Mapping[str, str] = {
+    "delete.topic.partition.enable": "true",
+    "lethe.kip68.enable": "true",
+    "lethe.kip87.enable": "true",
+}
 #: The SASL accounts of the principal roles (capability ``principals``).
 CREDENTIALS: Mapping[str, PlainCredentials] = {
     "admin": PlainCredentials("admin", "admin-secret"),

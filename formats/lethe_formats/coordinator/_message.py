@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, Any
 
-from construct import Adapter, Construct, Struct, Switch, this
+from construct import Adapter, Construct, Flag, Struct, Switch, this
 
 from lethe_formats.coordinator._fields import (
     KArray,
@@ -42,7 +42,7 @@ from lethe_formats.coordinator._fields import (
     Uuid,
 )
 from lethe_formats.errors import CorruptRecordError, FormatError
-from lethe_formats.primitives import ExpectEnd, Int8, Int16, Int32, Int64
+from lethe_formats.primitives import ExpectEnd, FixedInt, Int8, Int16, Int32, Int64
 
 __all__ = [
     "ALL",
@@ -60,7 +60,9 @@ __all__ = [
     "fields_at",
     "message_schema",
     "only",
+    "present",
     "since",
+    "struct_spec",
     "version_cases",
 ]
 
@@ -162,12 +164,24 @@ class MessageSpec:
             raise ValueError(f"{self.name}: a message needs a finite version range")
 
 
-_SCALARS: dict[str, Construct[int, int]] = {
+_SCALARS: dict[str, Construct[Any, Any]] = {
     "int8": Int8,
     "int16": Int16,
     "int32": Int32,
     "int64": Int64,
+    "uint16": FixedInt(">H"),
+    "bool": Flag,  # Kafka reads any non-zero byte as true
 }
+
+
+def struct_spec(cls: type[Any]) -> StructSpec:
+    """The field table of a message or nested struct dataclass (renderers walk it)."""
+    return _REGISTRY[cls]
+
+
+def present(spec_field: Field, version: int, flexible: bool) -> bool:
+    """Whether ``spec_field`` exists in ``version`` (tagged fields only when flexible)."""
+    return _present(spec_field, version, flexible)
 
 
 def _present(spec_field: Field, version: int, flexible: bool) -> bool:

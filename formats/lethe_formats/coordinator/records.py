@@ -23,6 +23,7 @@ holds more than it says would not survive a round trip.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from construct import ConstructError
@@ -55,6 +56,7 @@ from lethe_formats.model import Record
 from lethe_formats.primitives import Window
 
 __all__ = [
+    "VALUE_SPECS",
     "CoordinatorRecord",
     "CoordinatorValue",
     "decode_key",
@@ -78,6 +80,8 @@ CoordinatorValue = (
 
 _SPECS = {0: OFFSET_COMMIT_VALUE, 1: OFFSET_COMMIT_VALUE, 2: GROUP_METADATA_VALUE}
 _SPECS.update(CONSUMER_GROUP_VALUE_SPECS)
+#: record type -> the value's message table (renderers read fields and flexible versions)
+VALUE_SPECS = MappingProxyType(_SPECS)
 
 
 def _value_schema(name: str, cases: dict[int, Any]) -> Any:

@@ -113,8 +113,9 @@ def validate_topic_configs(
     nulls = [name for name, value in configs.items() if value is None]
     if nulls:
         raise InvalidConfigError("Null value not supported for topic configs: " + ",".join(nulls))
+    hidden = broker.hidden_topic_configs  # a switched-off extension's names are unknown
     for name in configs:
-        if name not in TOPIC_CONFIG_DEF:
+        if name not in TOPIC_CONFIG_DEF or name in hidden:
             raise InvalidConfigError(f"Unknown topic config name: {name}")
     values = TOPIC_CONFIG_DEF.parse({**broker.log_config_defaults(), **configs})
     resolve_consumed_retention(values, configs)

@@ -35,6 +35,7 @@ from types import MappingProxyType
 
 from lethe_reference.config.broker_defs import BROKER_CONFIG_DEF, DYNAMIC_BROKER_CONFIGS
 from lethe_reference.config.errors import ConfigError, InvalidRequestError
+from lethe_reference.config.extensions import hidden_broker_configs, hidden_topic_configs
 from lethe_reference.config.properties import load_properties
 from lethe_reference.config.topic import TOPIC_SYNONYMS
 from lethe_reference.config.values import ConfigValue
@@ -121,11 +122,30 @@ class BrokerConfig:
         text = self.get_str("log.dirs") or self.get_str("log.dir") or ""
         return tuple(part.strip() for part in text.split(",") if part.strip())
 
+    # -- extensions (config/extensions.py) ----------------------------------------------
+    @property
+    def hidden_topic_configs(self) -> frozenset[str]:
+        """Topic configs of the switched-off extensions: unknown names on this broker."""
+        return hidden_topic_configs(self.get_bool)
+
+    @property
+    def hidden_broker_configs(self) -> frozenset[str]:
+        """Broker configs of the switched-off extensions, their switches included."""
+        return hidden_broker_configs(self.get_bool)
+
+    def visible_topic_configs(self, overrides: Mapping[str, str]) -> dict[str, str]:
+        """A topic's overrides without those of switched-off extensions (no effect)."""
+        hidden = self.hidden_topic_configs
+        return {name: value for name, value in overrides.items() if name not in hidden}
+
     # -- topic defaults --------------------------------------------------------------
     def log_config_defaults(self) -> dict[str, ConfigValue]:
         """``KafkaConfig.extractLogConfigMap``: topic name -> broker-derived value."""
         derived: dict[str, ConfigValue] = {}
+        hidden = self.hidden_topic_configs  # a switched-off extension keeps its defaults
         for topic_name, synonyms in TOPIC_SYNONYMS.items():
+            if topic_name in hidden:
+                continue
             for synonym in synonyms:
                 value = self._values[synonym.name]
                 if value is None:

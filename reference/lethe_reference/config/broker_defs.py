@@ -128,6 +128,9 @@ _LOG = [
     ConfigKey("log.local.retention.ms", _L, -2, _at_least(-2)),
     ConfigKey("log.local.retention.bytes", _L, -2, _at_least(-2)),
     ConfigKey("remote.log.storage.system.enable", _B, False),
+    # lethe's extension switches (config/extensions.py): static, off by default
+    ConfigKey("lethe.kip68.enable", _B, False),
+    ConfigKey("lethe.kip87.enable", _B, False),
     ConfigKey("log.tombstone.flag.enable", _B, False),  # KIP-87 extension
     # KIP-68 extension (catalog KIP68-CFG-1/4/5): resolved as log.retention.* are
     ConfigKey("log.retention.commitoffset.enable", _B, False),

@@ -134,10 +134,12 @@ def describe_topic_configs(
 ) -> list[ConfigEntry]:
     """Entries of a topic with these overrides; ``keys`` filters (None/empty: all)."""
     broker = broker or BrokerConfig()
+    hidden = broker.hidden_topic_configs
+    overrides = broker.visible_topic_configs(overrides)
     values = effective_topic_values(overrides, broker)
     entries = []
     for name in DESCRIBE_ORDER + EXTENSION_TOPIC_CONFIGS:
-        if keys and name not in keys:
+        if (keys and name not in keys) or name in hidden:
             continue
         value = to_config_string(values[name])
         synonyms: list[ConfigSynonym] = []
@@ -173,22 +175,21 @@ def describe_broker_configs(
     uses a hash order here). Internal configs (``INTERNAL_BROKER_CONFIGS``) are
     listed only when set, as Kafka lists ``originals`` plus ``nonInternalValues``.
     """
+    hidden = broker.hidden_broker_configs  # unknown names while their extension is off
+    defined = [n for n in BROKER_CONFIG_DEF.names() if n not in hidden]
     if per_broker:
         raw = {**broker.static, **broker.dynamic_default, **broker.dynamic_broker}
-        names = [
-            n for n in BROKER_CONFIG_DEF.names() if n not in INTERNAL_BROKER_CONFIGS or n in raw
-        ]
-        names += sorted(set(raw) - set(BROKER_CONFIG_DEF.names()))
+        names = [n for n in defined if n not in INTERNAL_BROKER_CONFIGS or n in raw]
     else:
         raw = dict(broker.dynamic_default)
-        names = [n for n in BROKER_CONFIG_DEF.names() if n in raw] + sorted(
-            n for n in raw if n not in BROKER_CONFIG_DEF
-        )
+        names = [n for n in defined if n in raw]
+    names += sorted(set(raw) - set(defined))
     entries = []
     for name in names:
         if keys and name not in keys:
             continue
-        entries.append(_broker_entry(broker, name, raw, per_broker, include_synonyms))
+        known = name not in hidden
+        entries.append(_broker_entry(broker, name, raw, per_broker, include_synonyms, known=known))
     return entries
 
 
@@ -198,8 +199,10 @@ def _broker_entry(
     raw: Mapping[str, str],
     per_broker: bool,
     include_synonyms: bool,
+    *,
+    known: bool = True,
 ) -> ConfigEntry:
-    key = BROKER_CONFIG_DEF.get(name)
+    key = BROKER_CONFIG_DEF.get(name) if known else None
     sensitive = key is None or key.sensitive
     if sensitive:
         value = None

@@ -274,10 +274,12 @@ def effective_configs(broker: Broker, overrides: Mapping[str, str]) -> list[Effe
         (broker.config.dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
         (broker.config.static, ConfigSource.STATIC_BROKER_CONFIG),
     )
-    out = []
-    for name in sorted(TOPIC_CONFIG_DEF.names()):
-        out.append(_effective(name, overrides, layers))
-    return out
+    hidden = broker.config.hidden_topic_configs  # switched-off extensions: not Kafka's
+    return [
+        _effective(name, overrides, layers)
+        for name in sorted(TOPIC_CONFIG_DEF.names())
+        if name not in hidden
+    ]
 
 
 def _effective(

@@ -31,11 +31,16 @@ Another mechanism, or an enabled one without its JAAS line, is a config error
 (:class:`ListenerConfigError`): the broker refuses to start, as Kafka refuses
 when a login module is missing.
 
-:func:`secured_listeners` reads Kafka's ``listeners`` setting
+:func:`configured_listeners` reads Kafka's ``listeners`` setting
 (``NAME://host:port`` entries, comma-separated, each name's protocol from
-``listener.security.protocol.map``) and returns the SASL_PLAINTEXT ones; the
-PLAINTEXT listener is the one the server is told to serve directly
-(``lethe broker --listen``).
+``listener.security.protocol.map``) as Kafka does: every entry is served, the
+first one is the broker's main listener (``lethe broker --listen`` only fills in
+when the setting is absent), names in ``controller.listener.names`` are left out
+(a single reference node has no controller quorum to serve), and a name given
+twice is a config error. :func:`advertised_listeners` reads
+``advertised.listeners`` the same way: the address Metadata hands out per
+listener name (a listener not named there advertises its own address).
+:func:`secured_listeners` is the SASL_PLAINTEXT subset.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ __all__ = [
     "SASL_PLAINTEXT",
     "ListenerConfigError",
     "ListenerSecurity",
+    "advertised_listeners",
+    "configured_listeners",
     "listener_security",
     "parse_jaas_users",
     "secured_listeners",
@@ -141,21 +148,50 @@ def _protocol_map(layers: Sequence[Mapping[str, str]]) -> dict[str, str]:
     return {PLAINTEXT: PLAINTEXT, SASL_PLAINTEXT: SASL_PLAINTEXT} | mapped
 
 
+def _endpoints(text: str) -> list[tuple[str, str, int]]:
+    """``NAME://host:port,...`` -> (upper-case name, host, port); ListenerConfigError
+    for an entry that is not of that form or a name given twice."""
+    out: list[tuple[str, str, int]] = []
+    for entry in text.split(","):
+        name, sep, address = entry.strip().partition("://")
+        host, colon, port = address.rpartition(":")
+        if not sep or not name or not colon or not port.isdigit():
+            if entry.strip():
+                raise ListenerConfigError(f"listener {entry.strip()!r} is not NAME://HOST:PORT")
+            continue
+        if any(name.upper() == seen for seen, _, _ in out):
+            raise ListenerConfigError(f"Each listener must have a different name: {text}")
+        out.append((name.upper(), host.strip("[]"), int(port)))
+    return out
+
+
+def configured_listeners(
+    layers: Sequence[Mapping[str, str]],
+) -> list[tuple[ListenerSecurity, str, int]]:
+    """(settings, host, port) of every listener in ``listeners``, in order (the first
+    is the main one); an empty host binds every interface (``0.0.0.0``)."""
+    protocols = _protocol_map(layers)
+    controllers = {
+        name.strip().upper()
+        for name in (_value(layers, "controller.listener.names") or "").split(",")
+    }
+    out = []
+    for name, host, port in _endpoints(_value(layers, "listeners") or ""):
+        if name in controllers:
+            continue
+        security = listener_security(layers, name, protocols.get(name, name))
+        out.append((security, host or "0.0.0.0", port))
+    return out
+
+
+def advertised_listeners(layers: Sequence[Mapping[str, str]]) -> dict[str, tuple[str, int]]:
+    """``advertised.listeners`` by listener name: the (host, port) clients are told."""
+    text = _value(layers, "advertised.listeners") or ""
+    return {name: (host, port) for name, host, port in _endpoints(text)}
+
+
 def secured_listeners(
     layers: Sequence[Mapping[str, str]],
 ) -> list[tuple[ListenerSecurity, str, int]]:
     """(settings, host, port) of every SASL_PLAINTEXT listener in ``listeners``."""
-    protocols = _protocol_map(layers)
-    out = []
-    for entry in (_value(layers, "listeners") or "").split(","):
-        name, sep, address = entry.strip().partition("://")
-        host, colon, port = address.rpartition(":")
-        if not sep or not colon or not port.isdigit():
-            if entry.strip():
-                raise ListenerConfigError(f"listener {entry.strip()!r} is not NAME://HOST:PORT")
-            continue
-        protocol = protocols.get(name.upper(), name.upper())
-        if protocol == SASL_PLAINTEXT:
-            security = listener_security(layers, name.upper(), protocol)
-            out.append((security, host.strip("[]") or "0.0.0.0", int(port)))
-    return out
+    return [entry for entry in configured_listeners(layers) if entry[0].sasl]

@@ -28,11 +28,13 @@ two threads:
   connections drain their output for a moment, closes them, and shuts the
   broker down cleanly (flush, checkpoints, ``.kafka_cleanshutdown``).
 
-Listeners. The main listener (``host:port``) is PLAINTEXT. ``extra_listeners``
-adds more sockets, each with its :class:`~lethe_reference.protocol.listeners.ListenerSecurity`
-(a SASL_PLAINTEXT listener authenticates each connection before its requests
-reach the handlers, :mod:`lethe_reference.protocol.sasl`); their bound ports
-are in :attr:`BrokerServer.listener_ports` by listener name.
+Listeners. The main listener (``host:port``) is PLAINTEXT unless ``listener``
+says otherwise. ``extra_listeners`` adds more sockets, each with its
+:class:`~lethe_reference.protocol.listeners.ListenerSecurity` (a SASL_PLAINTEXT
+listener authenticates each connection before its requests reach the handlers,
+:mod:`lethe_reference.protocol.sasl`); their bound ports are in
+:attr:`BrokerServer.listener_ports` by listener name, and ``advertised_listeners``
+(by name) replaces the bound address in what Metadata hands out.
 
 Logging is one line per event as ``key=value`` pairs (logger
 ``lethe_reference.server``), e.g. ``event=accepted conn=3 peer=127.0.0.1:50432``.
@@ -45,7 +47,7 @@ import contextlib
 import functools
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lethe_reference.broker import Broker
@@ -78,9 +80,13 @@ class BrokerServer:
         advertised: tuple[str, int] | None = None,
         extra_listeners: Sequence[tuple[ListenerSecurity, str, int]] = (),
         held: HeldPorts | None = None,
+        listener: ListenerSecurity | None = None,
+        advertised_listeners: Mapping[str, tuple[str, int]] | None = None,
     ) -> None:
         self.broker = broker
+        self.listener = listener
         self.extra_listeners = tuple(extra_listeners)
+        self.advertised_listeners = dict(advertised_listeners or {})
         self.listener_ports: dict[str, int] = {}
         self._extra_servers: list[asyncio.Server] = []
         self.host = host
@@ -106,7 +112,8 @@ class BrokerServer:
         """Start the broker (if needed), listen, and start the timer."""
         if not self.broker.started:
             self.broker.startup()
-        self._server = await self._listen(self._accept, self.host, self.port)
+        main = functools.partial(self._accept, listener=self.listener)
+        self._server = await self._listen(main, self.host, self.port)
         socket = self._server.sockets[0]
         self.port = socket.getsockname()[1]
         for security, host, port in self.extra_listeners:
@@ -115,13 +122,19 @@ class BrokerServer:
             self._extra_servers.append(extra)
             self.listener_ports[security.name] = extra.sockets[0].getsockname()[1]
         self.broker.extensions[EXTENSION_KEY] = {
-            security.name: (host, self.listener_ports[security.name])
+            security.name: self.advertised_listeners.get(
+                security.name, (host, self.listener_ports[security.name])
+            )
             for security, host, _ in self.extra_listeners
         }
         # Clients connect to what Metadata advertises: the bound address unless told otherwise.
         self.broker.host, self.broker.port = self.advertised or (self.host, self.port)
         self._timer = asyncio.create_task(self._run_timer(), name="lethe-timer")
-        _log.info(_kv(event="listening", host=self.host, port=self.port, node=self.broker.node_id))
+        others = ",".join(f"{name}:{port}" for name, port in self.listener_ports.items())
+        _log.info(
+            _kv(event="listening", host=self.host, port=self.port, node=self.broker.node_id)
+            + (f" listeners={others}" if others else "")
+        )
 
     async def _listen(self, accept: Any, host: str, port: int) -> asyncio.Server:
         if self._held is None:

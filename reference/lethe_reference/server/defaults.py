@@ -8,6 +8,15 @@ go on top), so DescribeConfigs reports them as ``STATIC_BROKER_CONFIG`` just as
 that Kafka would, and the internal topics can be created on one node (the
 ``*.replication.factor`` settings are 1 there; Kafka's built-in default of 3
 could never be met by a single broker).
+
+Only what Kafka 4.0.0's file sets is here. It does not set
+``group.initial.rebalance.delay.ms`` (older releases' files set it to 0), so a
+new classic group waits Kafka's default 3000 ms for more members on lethe as
+on a Kafka started from that file; the golden Kafka broker ran with 0
+(``fixtures/golden/README.md``), as a test broker may with ``--override``.
+The settings lethe has no use for (listeners of a KRaft controller, network
+and I/O thread counts, socket buffers, the share coordinator's topic) are
+left out.
 """
 
 from __future__ import annotations

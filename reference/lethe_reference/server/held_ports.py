@@ -40,6 +40,16 @@ class HeldPorts:
             self._sockets[(host, held.getsockname()[1])] = held
         return held.dup()
 
+    def bind(self, host: str, port: int) -> int:
+        """Bind ``host:port`` now (OSError if it cannot be) and hold it; the bound port.
+
+        ``lethe broker`` binds every listener this way before it touches the log
+        directory, so a port in use stops it before anything is initialised."""
+        held = socket.create_server((host, port), backlog=_BACKLOG)
+        bound: int = held.getsockname()[1]
+        self._sockets[(host, bound)] = held
+        return bound
+
     def close(self) -> None:
         for held in self._sockets.values():
             held.close()

@@ -1,14 +1,18 @@
 """Run the reference broker in the foreground until SIGTERM or SIGINT.
 
-``lethe broker`` calls :func:`run_broker`. It serves PLAINTEXT on the
-``--listen`` address and, besides, every SASL_PLAINTEXT listener named in
-the ``listeners`` config (e.g. ``listeners=PLAINTEXT://:9092,
-SASL_PLAINTEXT://127.0.0.1:9093`` with the SASL settings of
-:mod:`lethe_reference.protocol.listeners`). Logs go to stderr, one line per
-event. SIGTERM and SIGINT start a clean shutdown (:meth:`BrokerServer.stop`:
-close the listener, answer parked requests, flush and checkpoint the logs,
-write ``.kafka_cleanshutdown``); the exit status is 0 after a clean shutdown
-and 1 when the broker could not start (port in use, unreadable log directory,
+``lethe broker`` calls :func:`run_broker`. Its listeners come from Kafka's
+``listeners`` setting (every entry served, the first one the main listener;
+e.g. ``listeners=PLAINTEXT://:9092,SASL_PLAINTEXT://127.0.0.1:9093`` with the
+SASL settings of :mod:`lethe_reference.protocol.listeners`), and what Metadata
+advertises from ``advertised.listeners``; the ``--listen`` / ``--advertise``
+addresses only fill in when the config names no listener, as Kafka's
+defaults do. Every port is bound before the log directory is touched: a port
+in use ends the run with exit status 1, nothing initialised and no
+"started" line. Logs go to stderr, one line per event. SIGTERM and SIGINT
+start a clean shutdown (:meth:`BrokerServer.stop`: close the listener, answer
+parked requests, flush and checkpoint the logs, write
+``.kafka_cleanshutdown``); the exit status is 0 after a clean shutdown and 1
+when the broker could not start (port in use, unreadable log directory,
 invalid config) or halted because its log directory failed (an I/O error
 writing in it, e.g. the dir replaced by a file: Kafka halts with status 1 when
 every log dir failed, without the shutdown work).
@@ -19,13 +23,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import socket
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lethe_reference.broker import Broker
 from lethe_reference.config import BrokerConfig
-from lethe_reference.protocol.listeners import ListenerSecurity, secured_listeners
+from lethe_reference.protocol.listeners import (
+    ListenerSecurity,
+    advertised_listeners,
+    configured_listeners,
+)
 from lethe_reference.server.app import BrokerServer
+from lethe_reference.server.held_ports import HeldPorts
 
 __all__ = ["configure_logging", "parse_listen", "run_broker"]
 
@@ -52,14 +63,26 @@ def configure_logging(level: int = logging.INFO) -> None:
     root.setLevel(level)
 
 
+Listener = tuple[ListenerSecurity, str, int]
+
+
 async def _serve(
     broker: Broker,
-    host: str,
-    port: int,
-    advertised: tuple[str, int] | None,
-    extra: list[tuple[ListenerSecurity, str, int]],
+    listeners: Sequence[Listener],
+    advertised: Mapping[str, tuple[str, int]],
+    held: HeldPorts,
 ) -> int:
-    server = BrokerServer(broker, host, port, advertised=advertised, extra_listeners=extra)
+    (main, host, port), *extra = listeners
+    server = BrokerServer(
+        broker,
+        host,
+        port,
+        advertised=advertised.get(main.name),
+        extra_listeners=extra,
+        held=held,
+        listener=main,
+        advertised_listeners=advertised,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -82,6 +105,16 @@ async def _serve(
     return 0
 
 
+def _routable(host: str) -> str:
+    """Kafka advertises the canonical host name for a listener bound to every interface."""
+    return socket.getfqdn() if host in ("", "0.0.0.0", "::") else host
+
+
+def _bind_all(listeners: Sequence[Listener], held: HeldPorts) -> list[Listener]:
+    """Bind every listener (OSError if one cannot be); port 0 becomes the bound port."""
+    return [(security, host, held.bind(host, port)) for security, host, port in listeners]
+
+
 def run_broker(
     log_dir: str | Path,
     *,
@@ -92,18 +125,35 @@ def run_broker(
     advertised: tuple[str, int] | None = None,
 ) -> int:
     """Serve until a signal; returns the exit status (module docstring)."""
+    layers = (config.dynamic_broker, config.dynamic_default, config.static)
+    held = HeldPorts()
     try:
-        layers = (config.dynamic_broker, config.dynamic_default, config.static)
-        extra = secured_listeners(layers)  # a SASL listener it cannot serve: exit 1
+        listeners = configured_listeners(layers) or [(ListenerSecurity(), host, port)]
+        addresses = advertised_listeners(layers)
+        listeners = _bind_all(listeners, held)
+    except Exception as error:  # a listener it cannot serve or bind: nothing initialised
+        held.close()
+        _log.error("event=start-failed log_dir=%s error=%s", log_dir, error)
+        return 1
+    main, main_host, main_port = listeners[0]
+    own = {security.name: (_routable(h), p) for security, h, p in listeners}
+    if advertised is not None:
+        own[main.name] = advertised
+    addresses = own | addresses  # advertised.listeners first, then --advertise, then bound
+    try:
         broker = Broker(
             Path(log_dir),
             config=config,
-            host=host,
-            port=port,
+            host=main_host,
+            port=main_port,
             node_id=-1 if node_id is None else node_id,
         )
         broker.startup()
     except Exception as error:
+        held.close()
         _log.error("event=start-failed log_dir=%s error=%s", log_dir, error)
         return 1
-    return asyncio.run(_serve(broker, host, port, advertised, extra))
+    try:
+        return asyncio.run(_serve(broker, listeners, addresses, held))
+    finally:
+        held.close()

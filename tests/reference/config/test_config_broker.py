@@ -125,3 +125,14 @@ def test_a_bad_dynamic_value_is_an_invalid_request() -> None:
     assert error.value.message == (
         "Invalid value 1000 for configuration log.segment.bytes: Value must be at least 1048576"
     )
+
+
+def test_the_quickstart_start_leaves_the_initial_rebalance_delay_at_kafkas_default() -> None:
+    # Kafka 4.0.0's config/server.properties sets no group.initial.rebalance.delay.ms
+    # (GroupCoordinatorConfig's default, 3000, applies); older releases' files set 0.
+    from lethe_reference.server.defaults import QUICKSTART_PROPERTIES, broker_config
+
+    assert "group.initial.rebalance.delay.ms" not in QUICKSTART_PROPERTIES
+    assert broker_config().get_int("group.initial.rebalance.delay.ms") == 3000
+    lowered = broker_config(overrides={"group.initial.rebalance.delay.ms": "0"})
+    assert lowered.get_int("group.initial.rebalance.delay.ms") == 0

@@ -120,7 +120,11 @@ def test_an_override_of_a_config_without_broker_synonym_has_one_synonym() -> Non
 def test_requested_keys_filter_and_keep_kafkas_order() -> None:
     entries = describe_topic_configs({}, keys=["segment.ms", "cleanup.policy", "no.such.key"])
     assert [e.name for e in entries] == ["cleanup.policy", "segment.ms"]
-    assert len(describe_topic_configs({}, keys=[])) == 33 + len(EXTENSION_TOPIC_CONFIGS)
+    assert len(describe_topic_configs({}, keys=[])) == 33  # extensions off: Kafka's 33
+    switched_on = BrokerConfig({"lethe.kip68.enable": "true", "lethe.kip87.enable": "true"})
+    assert len(describe_topic_configs({}, switched_on, keys=[])) == 33 + len(
+        EXTENSION_TOPIC_CONFIGS
+    )
 
 
 def test_broker_resource_entries() -> None:

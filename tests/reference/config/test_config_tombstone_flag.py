@@ -2,7 +2,9 @@
 
 The catalog decides a boolean topic config, default false, with the broker
 default ``log.tombstone.flag.enable``, listed by DescribeConfigs after Kafka's
-own configs so a client can discover the profile.
+own configs so a client can discover the profile, on a broker that switches
+the extension on (``lethe.kip87.enable``; off, it is invisible:
+test_config_extension_switches.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from lethe_reference.config.log_config import LogConfig, effective_log_config
 from lethe_reference.config.topic import DESCRIBE_ORDER, TOPIC_CONFIG_DEF
 
 NAME = "tombstone.flag.enable"
+ON = BrokerConfig({"lethe.kip87.enable": "true"})
 
 
 def _entry(entries: list[ConfigEntry]) -> ConfigEntry:
@@ -31,7 +34,7 @@ def test_the_topic_config_is_a_boolean_defaulting_to_false() -> None:
 
 
 def test_describe_configs_lists_it_false_by_default_after_kafkas_configs() -> None:
-    entries = describe_topic_configs({})
+    entries = describe_topic_configs({}, ON)
     assert [e.name for e in entries][: len(DESCRIBE_ORDER)] == list(DESCRIBE_ORDER)
     entry = _entry(entries)
     assert (entry.value, entry.source, entry.config_type) == (
@@ -43,12 +46,12 @@ def test_describe_configs_lists_it_false_by_default_after_kafkas_configs() -> No
 
 def test_a_topic_override_enables_it() -> None:
     assert effective_log_config({NAME: "true"}).tombstone_flag_enable is True
-    entry = _entry(describe_topic_configs({NAME: "TRUE"}))
+    entry = _entry(describe_topic_configs({NAME: "TRUE"}, ON))
     assert (entry.value, entry.source) == ("true", ConfigSource.TOPIC_CONFIG)
 
 
 def test_the_broker_default_is_log_tombstone_flag_enable() -> None:
-    broker = BrokerConfig({"log.tombstone.flag.enable": "true"})
+    broker = BrokerConfig({"lethe.kip87.enable": "true", "log.tombstone.flag.enable": "true"})
     assert effective_log_config({}, broker).tombstone_flag_enable is True
     assert effective_log_config({NAME: "false"}, broker).tombstone_flag_enable is False
     entry = _entry(describe_topic_configs({}, broker, include_synonyms=True))

@@ -77,7 +77,23 @@ def replay(broker: Broker, seq: int) -> tuple[Any, Any]:
     ids=["v1-synonyms", "v4-plain"],
 )
 def test_golden_describe_configs_of_a_topic(tmp_path: Path, seq: int, topic: str) -> None:
-    broker = golden_broker(tmp_path)
+    # extensions off (the default): the answer is Kafka's, nothing of them in it
+    broker = golden_broker(tmp_path / "default")
+    broker.create_topic(topic, 1)
+    ours, theirs = replay(broker, seq)
+    assert ours.results == theirs.results
+
+
+@pytest.mark.parametrize(
+    ("seq", "topic"),
+    [(11, "wire-rd-events"), (135, "wire-kp-events")],
+    ids=["v1-synonyms", "v4-plain"],
+)
+def test_switched_on_extensions_list_their_configs_after_kafkas(
+    tmp_path: Path, seq: int, topic: str
+) -> None:
+    switches = {"lethe.kip68.enable": "true", "lethe.kip87.enable": "true"}
+    broker = golden_broker(tmp_path, **switches)
     broker.create_topic(topic, 1)
     ours, theirs = replay(broker, seq)
     kafkas = tuple(

@@ -48,7 +48,7 @@ def batch(timestamp: int) -> bytes:
 def start(tmp_path: Path, **static: str) -> Broker:
     broker = Broker(
         tmp_path,
-        config=broker_config(overrides=static),
+        config=broker_config(overrides={"lethe.kip68.enable": "true", **static}),
         clock=ManualClock(NOW),
         durable=False,
     )

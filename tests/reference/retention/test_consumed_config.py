@@ -1,5 +1,6 @@
 """KIP-68's configs: names, defaults, broker synonyms, DescribeConfigs, and the check against
-retention.ms (catalog KIP68-CFG-1/2/3, KIP68-DISC-1/3)."""
+retention.ms (catalog KIP68-CFG-1/2/3, KIP68-DISC-1/3), on a broker with the extension switched
+on (``lethe.kip68.enable``; off, it is invisible: test_config_extension_switches.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from lethe_reference.config.topic import DESCRIBE_ORDER
 
 ENABLE, MS = "retention.commitoffset.enable", "retention.commitoffset.ms"
 HOUR = 3_600_000
+SWITCH = {"lethe.kip68.enable": "true"}
+ON = BrokerConfig(SWITCH)
 
 
 def test_defaults_are_off_and_as_retention_ms() -> None:
@@ -29,7 +32,7 @@ def test_defaults_are_off_and_as_retention_ms() -> None:
 
 
 def test_describe_configs_lists_both_after_kafkas_own_while_disabled() -> None:
-    entries = describe_topic_configs({})
+    entries = describe_topic_configs({}, ON)
     names = [e.name for e in entries]
     assert names[: len(DESCRIBE_ORDER)] == list(DESCRIBE_ORDER)
     assert {e.name: e.value for e in entries if e.name in (ENABLE, MS)} == {
@@ -55,11 +58,12 @@ def test_describe_configs_lists_both_after_kafkas_own_while_disabled() -> None:
 def test_broker_defaults_resolve_as_log_retention_does(
     static: dict[str, str], expected: int
 ) -> None:
-    assert effective_log_config({}, BrokerConfig(static)).retention_commitoffset_ms == expected
+    broker = BrokerConfig(SWITCH | static)
+    assert effective_log_config({}, broker).retention_commitoffset_ms == expected
 
 
 def test_the_broker_default_enables_topics_without_an_override() -> None:
-    broker = BrokerConfig({"log.retention.commitoffset.enable": "true"})
+    broker = BrokerConfig(SWITCH | {"log.retention.commitoffset.enable": "true"})
     assert effective_log_config({}, broker).retention_commitoffset_enable is True
     assert effective_log_config({ENABLE: "false"}, broker).retention_commitoffset_enable is False
 
@@ -71,7 +75,7 @@ def test_the_broker_lists_its_four_configs_and_may_change_the_first_synonyms() -
         "log.retention.commitoffset.minutes",
         "log.retention.commitoffset.hours",
     ]
-    entries = {e.name: e for e in describe_broker_configs(BrokerConfig(), keys=names)}
+    entries = {e.name: e for e in describe_broker_configs(ON, keys=names)}
     assert {n: entries[n].value for n in names} == dict(
         zip(names, ["false", None, None, None], strict=True)
     )
@@ -90,7 +94,7 @@ def test_the_broker_lists_its_four_configs_and_may_change_the_first_synonyms() -
 )
 def test_invalid_values_are_invalid_config(configs: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidConfigError, match=message) as caught:
-        validate_topic_configs(configs)
+        validate_topic_configs(configs, ON)
     assert caught.value.error_name == "INVALID_CONFIG"
 
 
@@ -106,20 +110,22 @@ def test_invalid_values_are_invalid_config(configs: dict[str, str], message: str
     ],
 )
 def test_valid_values_are_accepted(configs: dict[str, str]) -> None:
-    validate_topic_configs(configs)
+    validate_topic_configs(configs, ON)
 
 
 def test_lowering_retention_ms_below_the_consumed_limit_is_refused() -> None:
     current = {MS: str(HOUR)}
     with pytest.raises(InvalidConfigError, match="must not be more than"):
-        incremental_alter_topic_configs(current, [ConfigOp("retention.ms", AlterOp.SET, "1000")])
+        incremental_alter_topic_configs(
+            current, [ConfigOp("retention.ms", AlterOp.SET, "1000")], ON
+        )
     with pytest.raises(InvalidConfigError, match="must not be more than"):
-        alter_topic_configs(current, [(MS, str(HOUR)), ("retention.ms", "1000")])
-    assert incremental_alter_topic_configs(current, [ConfigOp(MS, AlterOp.DELETE)]) == {}
+        alter_topic_configs(current, [(MS, str(HOUR)), ("retention.ms", "1000")], ON)
+    assert incremental_alter_topic_configs(current, [ConfigOp(MS, AlterOp.DELETE)], ON) == {}
 
 
 def test_a_broker_retention_ms_counts_in_the_check() -> None:
-    broker = BrokerConfig({"log.retention.ms": "1000"})
+    broker = BrokerConfig(SWITCH | {"log.retention.ms": "1000"})
     with pytest.raises(InvalidConfigError, match="property value: 1000"):
         validate_topic_configs({MS: "1001"}, broker)
 
@@ -146,9 +152,9 @@ MINUTES, HOURS = "retention.commitoffset.minutes", "retention.commitoffset.hours
 def test_topic_units_combine_as_kafkas_retention_units(
     overrides: dict[str, str], broker: dict[str, str], expected: int
 ) -> None:
-    config = effective_log_config(overrides, BrokerConfig(broker))
+    config = effective_log_config(overrides, BrokerConfig(SWITCH | broker))
     assert config.retention_commitoffset_ms == expected
-    assert validate_topic_configs(overrides, BrokerConfig(broker))[MS] == expected
+    assert validate_topic_configs(overrides, BrokerConfig(SWITCH | broker))[MS] == expected
 
 
 def test_topic_units_have_no_default_and_are_listed_as_null() -> None:
@@ -176,10 +182,10 @@ def test_a_unit_above_retention_ms_is_refused_naming_that_unit(
     configs: dict[str, str], message: str
 ) -> None:
     with pytest.raises(InvalidConfigError, match=message) as caught:
-        validate_topic_configs(configs)
+        validate_topic_configs(configs, ON)
     assert caught.value.error_name == "INVALID_CONFIG"
 
 
 def test_a_unit_within_retention_ms_is_accepted() -> None:
-    assert validate_topic_configs({HOURS: "168"})[MS] == 168 * HOUR
-    assert validate_topic_configs({"retention.ms": "-1", HOURS: "100000"})[MS] == 100000 * HOUR
+    assert validate_topic_configs({HOURS: "168"}, ON)[MS] == 168 * HOUR
+    assert validate_topic_configs({"retention.ms": "-1", HOURS: "100000"}, ON)[MS] == 100000 * HOUR

@@ -38,7 +38,8 @@ ALL_OFFSETS_PARTITIONS = list(range(50))  # offsets.topic.num.partitions default
 
 
 def start(log_dir: Path) -> Broker:
-    broker = Broker(log_dir, config=broker_config(), clock=ManualClock(NOW), durable=False)
+    config = broker_config(overrides={"lethe.kip68.enable": "true"})
+    broker = Broker(log_dir, config=config, clock=ManualClock(NOW), durable=False)
     broker.startup()
     return broker
 

@@ -1,15 +1,20 @@
-"""``lethe broker``: run the reference broker in the foreground.
+"""lethe broker: run the reference broker in the foreground.
 
-``lethe broker --listen 127.0.0.1:9092 --log-dir DIR [--config FILE]
-[--node-id N] [--override KEY=VALUE ...] [--advertise HOST:PORT]``
+lethe broker --log-dir DIR [--config FILE] [--listen HOST:PORT]
+[--advertise HOST:PORT] [--node-id N] [--override KEY=VALUE ...]
 
-The broker starts from Kafka 4.0's quickstart ``server.properties`` values
-(single node, internal topics with replication factor 1), then ``--config``
-(a Java properties file, as ``kafka-server-start.sh`` takes), then each
-``--override``. It logs to stderr and shuts down cleanly on SIGTERM or SIGINT
-(Ctrl-C): listener closed, parked requests answered, logs flushed and
-checkpointed, ``.kafka_cleanshutdown`` written. Exit status: 0 after a clean
-shutdown, 1 when it could not start, 2 for unusable arguments.
+The broker starts from Kafka 4.0's quickstart server.properties values
+(single node, internal topics with replication factor 1), then --config
+(a Java properties file, as kafka-server-start.sh takes), then each
+--override. It serves every listener named in the listeners setting (the
+first is the main one) and advertises advertised.listeners, as Kafka does;
+--listen and --advertise only fill in when the config names no listener.
+Every port is bound before the log directory is touched. It logs to stderr
+and shuts down cleanly on SIGTERM or SIGINT (Ctrl-C): listener closed, parked
+requests answered, logs flushed and checkpointed, .kafka_cleanshutdown
+written. Exit status: 0 after a clean shutdown, 1 when it could not start
+(a port in use, a listener it cannot serve, an unreadable log dir), 2 for
+unusable arguments.
 """
 
 from __future__ import annotations
@@ -33,7 +38,10 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--listen", default="127.0.0.1:9092", metavar="HOST:PORT", help="address to serve"
+        "--listen",
+        default="127.0.0.1:9092",
+        metavar="HOST:PORT",
+        help="address to serve when the config has no listeners (default 127.0.0.1:9092)",
     )
     parser.add_argument("--log-dir", required=True, metavar="DIR", help="the log directory")
     parser.add_argument("--config", metavar="FILE", help="server.properties-style file")
@@ -48,7 +56,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--advertise",
         metavar="HOST:PORT",
-        help="address Metadata hands to clients (default: the listen address)",
+        help="address Metadata hands out when advertised.listeners does not name the "
+        "main listener (default: the bound address)",
     )
     parser.add_argument(
         "--log-level",

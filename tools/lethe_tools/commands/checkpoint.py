@@ -15,8 +15,9 @@ The kind follows from the file name (``replication-offset-checkpoint``,
 fails validation (one line per problem, in Kafka's words, with line and
 byte) or a directory stands where the file belongs (Kafka cannot read it);
 2 for unusable input (unknown kind, malformed ``--entry``, a file that
-cannot be read). Messages about a file have the form ``FILE: byte POS:
-FIELD: message`` (byte 0 and field ``file`` for the whole file).
+does not exist or cannot be read, on stderr), in every action. Messages
+about a file have the form ``FILE: byte POS: FIELD: message`` (byte 0 and
+field ``file`` for the whole file).
 """
 
 from __future__ import annotations
@@ -190,8 +191,8 @@ def run_validate(args: argparse.Namespace) -> int:
         except FormatError as error:
             out.line(str(Problem.from_error(error, path)))
             status = max(status, EXIT_INVALID)
-        except OSError as error:
-            out.line(str(Problem(path, error.strerror or str(error), 0, WHOLE_FILE)))
-            status = max(status, EXIT_INVALID)
+        except OSError as error:  # cannot be read at all: unusable input, as in read
+            out.flush()
+            status = max(status, _unreadable(path, error))
     out.flush()
     return status

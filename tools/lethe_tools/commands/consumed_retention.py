@@ -126,7 +126,7 @@ def _consumers(
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "consumed-retention",
-        help="delete records every consuming group has committed past (KIP-68 option 2)",
+        help="trim records every consuming group committed past (KIP-68 option 2)",
         description=DESCRIPTION,
     )
     parser.add_argument(

@@ -10,7 +10,8 @@ the partitions' ranges when the log dir is given). ``--deep`` also decodes
 every record. ``--summary`` ends with ``verified N files: M problems``.
 Prints one line per problem, ``<file>: byte <pos>: <field>:
 <message>`` (``line <n>`` for text files), and exits 1 if there was any, 0
-if everything is consistent.
+if everything is consistent, 2 (one line on stderr, nothing checked) when a
+PATH does not exist or holds no file Kafka writes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import sys
 from typing import Any
 
+from lethe_tools.inspect.inputs import require_kafka_files
 from lethe_tools.inspect.problems import Problems
 from lethe_tools.inspect.verify_tree import VerifyOptions, verify_paths
 from lethe_tools.render.output import LineSink
@@ -48,6 +50,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_kafka_files(args.paths)
     problems = Problems()
     checked = verify_paths(args.paths, VerifyOptions(deep=args.deep), problems)
     out = LineSink(sys.stdout)

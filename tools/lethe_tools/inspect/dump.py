@@ -14,10 +14,12 @@ a :class:`DumpReport` keyed by absolute path as Kafka keys them.
 Kinds kafka-dump-log knows (``.log``, ``.index``, ``.timeindex``,
 ``.txnindex``, ``.snapshot``) follow it exactly, including the sibling
 ``.log``/``.index`` reads of the index checks. Checkpoints,
-``partition.metadata`` and ``meta.properties`` (which it does not dump) are
-decoded with the strict storage readers. A file that cannot be read or
-decoded becomes one ``error`` event and the loop goes on with the next file;
-``DumpReport.failed`` then makes the command exit non-zero.
+``partition.metadata``, ``meta.properties`` (which it does not dump)
+and ``.kafka_cleanshutdown`` (the clean shutdown marker, as Kafka writes it:
+``version`` and ``brokerEpoch``) are decoded with the strict storage
+readers. A file that cannot be read or decoded becomes one ``error`` event
+and the loop goes on with the next file; ``DumpReport.failed`` then makes
+the command exit non-zero.
 """
 
 from __future__ import annotations
@@ -35,11 +37,14 @@ from lethe_formats.storage.checkpoint import (
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
 )
+from lethe_formats.storage.clean_shutdown import read_clean_shutdown
+from lethe_formats.storage.index import check_offset_index, check_time_index
 from lethe_formats.storage.meta_properties import read_meta_properties
 from lethe_formats.storage.partition_metadata import read_partition_metadata
 from lethe_formats.storage.producer_snapshot import ProducerSnapshotEntry, read_producer_snapshot
 from lethe_formats.storage.txn_index import read_txn_index
 
+from lethe_tools.inspect.decoders import RecordParser
 from lethe_tools.inspect.index_dump import (
     TimeIndexFindings,
     check_index_entries,
@@ -59,9 +64,19 @@ __all__ = ["DumpOptions", "DumpRenderer", "DumpReport", "dump_files"]
 
 @dataclass(frozen=True, slots=True)
 class DumpOptions:
+    """kafka-dump-log's options (``DumpLogSegmentsOptions``)."""
+
     deep: bool = False
     print_data: bool = False
     max_bytes: int | None = None
+    #: ``--*-decoder`` / ``--*-decoder-class``: key and value to text (None: UTF-8)
+    parser: RecordParser | None = None
+    #: ``--skip-record-metadata``: record lines hold only key and payload
+    skip_metadata: bool = False
+    #: ``--verify-index-only``: index entries checked against the log, not printed
+    verify_only: bool = False
+    #: ``--index-sanity-check``: only Kafka's startup check of each index
+    index_sanity: bool = False
 
 
 @dataclass(slots=True)
@@ -79,9 +94,11 @@ class DumpRenderer(LogObserver, Protocol):
 
     def file_begin(self, path: str, info: FileInfo) -> None: ...
     def log_begin(self, path: str, base_offset: int | None) -> None: ...
+    def snapshot_begin(self, path: str, snapshot_id: tuple[int, int] | None) -> None: ...
     def log_end(self, path: str, walk: LogWalk, limited: bool) -> None: ...
     def offset_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None: ...
     def time_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None: ...
+    def index_sane(self, path: str) -> None: ...
     def txn_index(self, path: str, entries: Sequence[AbortedTxn]) -> None: ...
     def producer_snapshot(self, path: str, entries: Sequence[ProducerSnapshotEntry]) -> None: ...
     def offset_checkpoint(self, path: str, checkpoint: OffsetCheckpoint) -> None: ...
@@ -126,12 +143,12 @@ def _dump_one(
     path: str, info: FileInfo, options: DumpOptions, renderer: DumpRenderer, report: DumpReport
 ) -> None:
     kind = info.kind
-    if kind is Kind.LOG:
+    if kind in (Kind.LOG, Kind.KRAFT_SNAPSHOT):
         _dump_log(path, info, options, renderer, report)
     elif kind is Kind.INDEX:
-        _dump_index(path, info, renderer, report)
+        _dump_index(path, info, options, renderer, report)
     elif kind is Kind.TIME_INDEX:
-        _dump_time_index(path, info, renderer, report)
+        _dump_time_index(path, info, options, renderer, report)
     elif kind is Kind.TXN_INDEX:
         renderer.txn_index(path, read_txn_index(read_small(path), file=path))
     elif kind is Kind.SNAPSHOT:
@@ -149,6 +166,10 @@ def _dump_one(
     elif kind is Kind.META_PROPERTIES:
         meta = read_meta_properties(read_small(path), file=path)
         renderer.properties(path, meta.properties)
+    elif kind is Kind.CLEAN_SHUTDOWN:
+        marker = read_clean_shutdown(read_small(path), file=path)
+        fields = [("version", str(marker.version)), ("brokerEpoch", str(marker.broker_epoch))]
+        renderer.properties(path, fields)
     else:
         renderer.unknown(path)
 
@@ -156,9 +177,12 @@ def _dump_one(
 def _dump_log(
     path: str, info: FileInfo, options: DumpOptions, renderer: DumpRenderer, report: DumpReport
 ) -> None:
-    renderer.log_begin(path, info.base_offset)
-    if info.base_offset is None:
-        report.failed = True
+    if info.kind is Kind.KRAFT_SNAPSHOT:
+        renderer.snapshot_begin(path, kraft_snapshot_id(path))
+    else:
+        renderer.log_begin(path, info.base_offset)
+        if info.base_offset is None:
+            report.failed = True
     with mapped(path) as data:
         size = len(data) if options.max_bytes is None else min(len(data), options.max_bytes)
         with scan_progress(size, os.path.basename(path)) as progress:
@@ -177,6 +201,20 @@ def _dump_log(
     renderer.log_end(path, walk, options.max_bytes is not None)
 
 
+def kraft_snapshot_id(path: str) -> tuple[int, int] | None:
+    """(end offset, epoch) from ``<20 digits>-<10 digits>.checkpoint``; None for
+    ``bootstrap.checkpoint`` (Kafka's KRaft bootstrap snapshot)."""
+    stem = os.path.basename(path).rsplit(".", 1)[0]
+    offset, dash, epoch = stem.partition("-")
+    if not dash or not (offset.isdigit() and epoch.isdigit()):
+        if stem == "bootstrap":
+            return None
+        raise FormatError(
+            "not a KRaft snapshot name <offset>-<epoch>.checkpoint", position=0, field="file name"
+        )
+    return int(offset), int(epoch)
+
+
 def _sibling(path: str, suffix: str) -> str:
     """``X.log`` next to ``X.index``: Kafka takes the name up to the first dot."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -192,10 +230,26 @@ def _read_optional(path: str) -> bytes | None:
         return None
 
 
-def _dump_index(path: str, info: FileInfo, renderer: DumpRenderer, report: DumpReport) -> None:
+def _sane(path: str, data: bytes, base: int, kind: Kind, renderer: DumpRenderer) -> None:
+    """``--index-sanity-check``: Kafka's startup check (its first failure ends the file)."""
+    check = check_offset_index if kind is Kind.INDEX else check_time_index
+    failures = [p for p in check(data, base_offset=base, file=path) if p.kafka_check]
+    if failures:
+        raise failures[0].as_error()
+    renderer.index_sane(path)
+
+
+def _dump_index(
+    path: str, info: FileInfo, options: DumpOptions, renderer: DumpRenderer, report: DumpReport
+) -> None:
     base = info.base_offset if info.base_offset is not None else 0
-    rows = index_rows(read_small(path), base)
-    renderer.offset_index(path, rows)
+    data = read_small(path)
+    rows = index_rows(data, base)
+    if rows and options.index_sanity:  # an empty index is only "is empty."
+        _sane(path, data, base, Kind.INDEX, renderer)
+        return
+    if not rows or not options.verify_only:
+        renderer.offset_index(path, rows)
     log_path = _sibling(path, ".log")
     if not rows or not os.path.isfile(log_path):
         return
@@ -205,10 +259,17 @@ def _dump_index(path: str, info: FileInfo, renderer: DumpRenderer, report: DumpR
         report.index_mismatches.setdefault(os.path.abspath(path), []).extend(mismatches)
 
 
-def _dump_time_index(path: str, info: FileInfo, renderer: DumpRenderer, report: DumpReport) -> None:
+def _dump_time_index(
+    path: str, info: FileInfo, options: DumpOptions, renderer: DumpRenderer, report: DumpReport
+) -> None:
     base = info.base_offset if info.base_offset is not None else 0
-    rows = time_rows(read_small(path), base)
-    renderer.time_index(path, rows)
+    data = read_small(path)
+    if options.index_sanity:
+        _sane(path, data, base, Kind.TIME_INDEX, renderer)
+        return
+    rows = time_rows(data, base)
+    if not options.verify_only:
+        renderer.time_index(path, rows)
     log_path = _sibling(path, ".log")
     if not rows or not os.path.isfile(log_path):
         return

@@ -6,7 +6,7 @@ Kafka never marks its files inside: the name is the type. Segment files are
 ``<20-digit base offset>.<kind>`` (optionally ``.deleted``/``.cleaned``/
 ``.swap`` while being deleted or compacted); the other files have fixed names::
 
-    log dir/                 meta.properties, replication-offset-checkpoint,
+    log dir/                 meta.properties, .kafka_cleanshutdown, replication-offset-checkpoint,
                              recovery-point-offset-checkpoint,
                              log-start-offset-checkpoint, cleaner-offset-checkpoint
     log dir/<topic>-<p>/     00000000000000000042.{log,index,timeindex,txnindex,snapshot},
@@ -16,7 +16,8 @@ Two strictness levels, because the two commands need different things:
 
 * ``strict=False`` (``lethe dump FILE``): like kafka-dump-log, any
   ``*.log``/``*.index``/... is dumped whatever the rest of its name; the base
-  offset is the leading number if there is one.
+  offset is the leading number if there is one; ``*.checkpoint`` is a KRaft
+  snapshot of the metadata log (batches, like a segment).
 * ``strict=True`` (directory walks in ``lethe verify``): only names Kafka itself
   writes count, so ``log-cleaner.log`` next to the partitions is not mistaken
   for a segment.
@@ -43,6 +44,9 @@ class Kind(enum.StrEnum):
     LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
     PARTITION_METADATA = "partition.metadata"
     META_PROPERTIES = "meta.properties"
+    CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+    #: a KRaft snapshot of __cluster_metadata: <end offset>-<epoch>.checkpoint
+    KRAFT_SNAPSHOT = "checkpoint"
     UNKNOWN = "unknown"
 
 
@@ -59,6 +63,7 @@ _FIXED = {
     "leader-epoch-checkpoint": Kind.LEADER_EPOCH_CHECKPOINT,
     "partition.metadata": Kind.PARTITION_METADATA,
     "meta.properties": Kind.META_PROPERTIES,
+    ".kafka_cleanshutdown": Kind.CLEAN_SHUTDOWN,
 }
 _SEGMENT_SUFFIXES = {f".{kind.value}": kind for kind in (Kind.LOG, Kind.INDEX, Kind.TIME_INDEX)}
 _SEGMENT_SUFFIXES.update({".txnindex": Kind.TXN_INDEX, ".snapshot": Kind.SNAPSHOT})
@@ -97,6 +102,8 @@ def _loose(name: str) -> FileInfo:
             stem, transient = stem[: -len(extra)], extra
             break
     dot = stem.rfind(".")
+    if dot >= 0 and stem[dot:] == ".checkpoint":
+        return FileInfo(Kind.KRAFT_SNAPSHOT, None, transient)
     kind = _SEGMENT_SUFFIXES.get(stem[dot:]) if dot >= 0 else None
     if kind is None:
         return FileInfo(Kind.UNKNOWN)

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lethe_formats.errors import FormatError
+from lethe_formats.storage.clean_shutdown import read_clean_shutdown
 from lethe_formats.storage.filenames import PartitionDirKind, parse_partition_dir_name
 from lethe_formats.storage.producer_snapshot import read_producer_snapshot
 
@@ -269,6 +270,8 @@ class _Walker:
                     checkpoints[name] = parsed
             elif info.kind is Kind.META_PROPERTIES:
                 self.fenced(path, verify_properties_file, path, "meta.properties", self.problems)
+            elif info.kind is Kind.CLEAN_SHUTDOWN:
+                self.fenced(path, self.file, path, info)
         live = {name: r for name, r in partitions.items() if _is_live(name)}
         if checkpoints and live:
             check_offset_ranges(directory, checkpoints, live, self.problems)
@@ -288,6 +291,8 @@ class _Walker:
         base = info.base_offset
         if kind is Kind.LOG:
             self.scan_log(path, base)
+        elif kind is Kind.KRAFT_SNAPSHOT:  # batches from offset 0, like a segment
+            self.scan_log(path, 0)
         elif kind in (Kind.INDEX, Kind.TIME_INDEX):
             self.index(path, kind, base or 0, self.sibling_summary(path), None)
         elif kind is Kind.TXN_INDEX:
@@ -298,6 +303,8 @@ class _Walker:
             read_checked(path, self.problems)
         elif kind is Kind.LEADER_EPOCH_CHECKPOINT:
             verify_epoch_checkpoint(path, None, self.problems)
+        elif kind is Kind.CLEAN_SHUTDOWN:
+            read_clean_shutdown(read_small(path), file=path)
         else:
             verify_properties_file(path, kind.value, self.problems)
 

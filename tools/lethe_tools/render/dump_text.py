@@ -34,6 +34,7 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
+from lethe_formats.coordinator.cluster_metadata import decode_control_record
 from lethe_formats.errors import FormatError, printable
 from lethe_formats.model import AbortedTxn, BatchHeader, ControlType, LegacyMessage, Record
 from lethe_formats.records.control import control_type, decode_end_txn_marker
@@ -46,6 +47,7 @@ from lethe_tools.inspect.kinds import FileInfo
 from lethe_tools.inspect.log_walk import LogWalk
 from lethe_tools.inspect.problems import Problem
 from lethe_tools.render.checkpoint import checkpoint_lines
+from lethe_tools.render.kafka_json import json_text, message_json
 from lethe_tools.render.output import LineSink
 from lethe_tools.render.text import (
     legacy_entry_line,
@@ -62,8 +64,9 @@ def control_suffix(record: Record) -> str:
 
     COMMIT/ABORT markers print ``endTxnMarker: TYPE coordinatorEpoch: N``; any
     other type ``controlType: NAME(id)`` (UNKNOWN for ids Kafka does not know).
-    Kafka renders the KRaft snapshot/voter types as JSON; lethe prints the
-    ``controlType`` form for them too. Raises FormatError for a bad key/value.
+    The KRaft snapshot header/footer, kraft.version and voters records print as
+    ``SnapshotHeader {json}`` etc., as Kafka renders them. Raises FormatError for
+    a bad key/value.
     """
     kind = control_type(record)
     if kind in (ControlType.ABORT, ControlType.COMMIT):
@@ -71,6 +74,10 @@ def control_suffix(record: Record) -> str:
         return (
             f"endTxnMarker: {marker.control_type.name} coordinatorEpoch: {marker.coordinator_epoch}"
         )
+    kraft = decode_control_record(int(kind), record.value)
+    if kraft is not None:  # KRaft's snapshot and voter records print as Kafka's JSON
+        name, message = kraft
+        return f"{name} {json_text(message_json(message, message.version, True))}"
     if isinstance(kind, ControlType):
         return f"controlType: {kind.name}({kind.value})"
     return f"controlType: UNKNOWN({kind})"
@@ -81,6 +88,8 @@ class TextDumpRenderer:
 
     def __init__(self, options: DumpOptions, out: TextIO, err: TextIO) -> None:
         self._print_data = options.print_data
+        self._parser = options.parser
+        self._skip_metadata = options.skip_metadata
         self._out = LineSink(out)
         self._err = LineSink(err)
         self._path = ""
@@ -109,13 +118,28 @@ class TextDumpRenderer:
             return
         self._out.line(f"Log starting offset: {base_offset}")
 
+    def snapshot_begin(self, path: str, snapshot_id: tuple[int, int] | None) -> None:
+        del path
+        if snapshot_id is None:
+            self._out.line("KRaft bootstrap snapshot")
+        else:
+            self._out.line(f"Snapshot end offset: {snapshot_id[0]}, epoch: {snapshot_id[1]}")
+
     def on_batch(
         self, entry: ScannedEntry, header: BatchHeader, records: tuple[Record, ...] | None
     ) -> None:
         lines = [v2_batch_line(entry.position, header, entry.crc_valid)]
         if records is not None:
             suffixes = self._control_suffixes(records) if header.attributes & 0x20 else None
-            record_lines(header, records, self._print_data, suffixes, lines)
+            record_lines(
+                header,
+                records,
+                self._print_data,
+                suffixes,
+                lines,
+                parser=self._parser,
+                skip_metadata=self._skip_metadata,
+            )
         self._out.lines(lines)
 
     def _control_suffixes(self, records: Sequence[Record]) -> list[str]:
@@ -137,7 +161,15 @@ class TextDumpRenderer:
     ) -> None:
         lines = [legacy_entry_line(entry.position, message, entry.crc_valid)]
         if inner is not None and inner_valid is not None:
-            legacy_record_lines(message, inner, inner_valid, self._print_data, lines)
+            legacy_record_lines(
+                message,
+                inner,
+                inner_valid,
+                self._print_data,
+                lines,
+                parser=self._parser,
+                skip_metadata=self._skip_metadata,
+            )
         self._out.lines(lines)
 
     def on_error(self, error: FormatError) -> None:
@@ -159,6 +191,9 @@ class TextDumpRenderer:
             self._out.line(f"{printable(path)} is empty.")
             return
         self._out.lines([f"offset: {offset} position: {position}" for offset, position in rows])
+
+    def index_sane(self, path: str) -> None:
+        self._out.line(f"{printable(path)} passed sanity check.")
 
     def time_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None:
         del path  # kafka-dump-log prints nothing at all for an empty time index

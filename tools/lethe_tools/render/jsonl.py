@@ -106,6 +106,9 @@ class JsonDumpRenderer:
     def log_begin(self, path: str, base_offset: int | None) -> None:
         del path, base_offset  # already in the "file" object
 
+    def snapshot_begin(self, path: str, snapshot_id: tuple[int, int] | None) -> None:
+        del path, snapshot_id  # the name is in the "file" object
+
     def on_batch(
         self, entry: ScannedEntry, header: BatchHeader, records: tuple[Record, ...] | None
     ) -> None:
@@ -240,6 +243,9 @@ class JsonDumpRenderer:
         self._out.lines(
             [_dumps({"type": "index_entry", "offset": o, "position": p}) for o, p in rows]
         )
+
+    def index_sane(self, path: str) -> None:
+        self._out.lines([_dumps({"type": "index_sanity", "file": path, "passed": True})])
 
     def time_index(self, path: str, rows: Sequence[tuple[int, int]]) -> None:
         del path

@@ -36,8 +36,11 @@ from collections.abc import Sequence
 
 from lethe_formats.model import BatchHeader, LegacyMessage, Record
 
+from lethe_tools.inspect.decoders import RecordParser, string_parser
+
 __all__ = [
     "codec_name",
+    "data_suffix",
     "java_utf8",
     "legacy_entry_line",
     "legacy_record_lines",
@@ -106,19 +109,47 @@ def legacy_entry_line(position: int, message: LegacyMessage, crc_valid: bool | N
     )
 
 
+def data_suffix(metadata: str, skip_metadata: bool, key: str | None, payload: str | None) -> str:
+    """A record line from its metadata part and parsed key/payload, as Kafka glues them:
+    ``| `` starts the line only before metadata or a key (``--skip-record-metadata``
+    with no key leaves a line starting `` payload:``)."""
+    line, prefix = ("", "| ") if skip_metadata else (metadata, " ")
+    if key is not None:
+        line = f"{line}{prefix}key: {key}"
+    if payload is not None:
+        line = f"{line} payload: {payload}"
+    return line
+
+
 def record_lines(
     header: BatchHeader,
     records: Sequence[Record],
     print_data: bool,
     control_suffixes: Sequence[str] | None,
     out: list[str],
+    *,
+    parser: RecordParser | None = None,
+    skip_metadata: bool = False,
 ) -> None:
     """Append one ``| offset: ...`` line per record of a magic-2 batch to ``out``.
 
     ``control_suffixes`` holds, for a control batch, the text after
     ``headerKeys`` of each record (``endTxnMarker: ...``); control records
-    never print key or payload, exactly as Kafka skips them.
+    never print key or payload, exactly as Kafka skips them. ``parser`` (a
+    ``--*-decoder`` option) turns key and value into text; ``skip_metadata``
+    leaves out everything but key and payload.
     """
+    if parser is not None or skip_metadata:
+        _parsed_record_lines(
+            header,
+            records,
+            print_data,
+            control_suffixes,
+            out,
+            parser=parser,
+            skip_metadata=skip_metadata,
+        )
+        return
     base = header.base_offset
     attributes = header.attributes
     log_append = attributes & 0x08
@@ -158,12 +189,37 @@ def record_lines(
         append(line)
 
 
+def _parsed_record_lines(
+    header: BatchHeader,
+    records: Sequence[Record],
+    print_data: bool,
+    control_suffixes: Sequence[str] | None,
+    out: list[str],
+    *,
+    parser: RecordParser | None,
+    skip_metadata: bool,
+) -> None:
+    """:func:`record_lines` through a parser or without metadata (the slower path)."""
+    plain: list[str] = []
+    record_lines(header, records, False, control_suffixes, plain)
+    parse = parser or string_parser
+    for record, metadata in zip(records, plain, strict=True):
+        key = payload = None
+        if print_data and control_suffixes is None:
+            offset = header.base_offset + record.offset_delta
+            key, payload = parse(record.key, record.value, offset)
+        out.append(data_suffix(metadata, skip_metadata, key, payload))
+
+
 def legacy_record_lines(
     wrapper: LegacyMessage,
     inner: Sequence[LegacyMessage],
     inner_valid: Sequence[bool],
     print_data: bool,
     out: list[str],
+    *,
+    parser: RecordParser | None = None,
+    skip_metadata: bool = False,
 ) -> None:
     """Append the record lines of a magic 0/1 entry: its inner messages, or
     the entry itself when uncompressed. A v1 LogAppendTime wrapper's time
@@ -183,6 +239,10 @@ def legacy_record_lines(
             f"valueSize: {-1 if value is None else len(value)} "
             f"isValid: {_bool(valid)} crc: {message.crc}}}"
         )
+        if parser is not None or skip_metadata:
+            parsed = (parser or string_parser)(key, value, message.offset) if print_data else ()
+            out.append(data_suffix(line, skip_metadata, *(parsed or (None, None))))
+            continue
         if print_data:
             if key is not None:
                 line = f"{line} key: {java_utf8(key)}"
