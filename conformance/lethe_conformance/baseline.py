@@ -12,9 +12,20 @@ must go), like pytest's ``xfail(strict=True)`` or toml-test's
       "target": "my-broker 0.3 (free text)",
       "known_failures": [
         {"requirement": "KIP107-PUR-3", "reason": "timeouts not implemented, issue #12"},
-        {"scenario": "kip107-time-and-size-retention", "reason": "retention.bytes ignored"}
+        {"scenario": "kip107-time-and-size-retention", "reason": "retention.bytes ignored",
+         "evidence": "steps[4] wait:", "rule": "KIP107-RET-3: retention.bytes ..."}
       ]
     }
+
+``evidence`` (optional) pins *how* the entry fails: a text, or a list of
+texts, that the failing scenario's detail (the step and the mismatch) must
+all contain (the parts of a detail that change between runs, an address or a
+topic's random suffix, stay out of it). A listed failure
+whose detail no longer contains it fails differently now, and the gate fails
+(``changed``), as does one that is no longer judged at all (not applicable,
+unsupported, inconclusive): a baseline with evidence records a broker's
+behaviour, not only that it fails. ``rule`` (optional, free text) names the
+requirement or Kafka rule the failure breaks, for the reader.
 
 Verdicts, per scenario and per requirement:
 
@@ -22,24 +33,28 @@ Verdicts, per scenario and per requirement:
 outcome                   listed in baseline  not listed
 ========================  ==================  =================
 FAIL                      EXPECTED_FAILURE    FAILED
+FAIL, other evidence      FAILED (changed)    FAILED
 PASS                      FIXED               OK
 ERROR                     FAILED              FAILED
-other (N/A, unsupported,  OK (cannot tell)    OK
-inconclusive)
+other (N/A, unsupported,  OK (cannot tell);   OK
+inconclusive)             FAILED (changed)
+                          with evidence
 ========================  ==================  =================
 
 ERROR is never excused: a baseline lists wrong answers, not a broken run. A
 requirement not listed itself but failing only in baselined scenarios is an
 EXPECTED_FAILURE too. The gate passes iff nothing is FAILED or FIXED. Entries
-that match nothing in the run (filtered out, or misspelt) are reported as
-``unmatched`` without failing the gate.
+that match nothing in the run (filtered out by ``--profile`` or ``--tag``) are
+reported as ``unmatched`` without failing the gate; an entry naming no known
+requirement or scenario at all (misspelt) is refused before the run
+(:meth:`Baseline.check_known`, exit 2).
 """
 
 from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +94,10 @@ class BaselineEntry:
     reason: str
     requirement: str | None = None
     scenario: str | None = None
+    #: texts the failing detail must all contain (module docstring); () = any failure
+    evidence: tuple[str, ...] = ()
+    #: the rule the failure breaks (free text, for the reader)
+    rule: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -92,6 +111,7 @@ class BaselineEntry:
 class Baseline:
     entries: tuple[BaselineEntry, ...] = ()
     target: str = ""
+    source: str = "<baseline>"
 
     @classmethod
     def load(cls, path: str | Path) -> Baseline:
@@ -121,18 +141,38 @@ class Baseline:
         duplicates = sorted({k for k in keys if keys.count(k) > 1})
         if duplicates:
             raise BaselineError(f"{source}: listed twice: {duplicates}")
-        return cls(entries, str(data.get("target", "")))
+        return cls(entries, str(data.get("target", "")), source)
 
-    def reason(self, kind: str, ident: str) -> str | None:
+    def entry(self, kind: str, ident: str) -> BaselineEntry | None:
         for entry in self.entries:
             if entry.key == (kind, ident):
-                return entry.reason
+                return entry
         return None
+
+    def reason(self, kind: str, ident: str) -> str | None:
+        found = self.entry(kind, ident)
+        return None if found is None else found.reason
+
+    def excuses(self, kind: str, ident: str, details: Sequence[str]) -> bool:
+        """Whether an entry lists ``ident`` and its evidence is in one of ``details``."""
+        entry = self.entry(kind, ident)
+        return entry is not None and _missing_evidence(entry.evidence, details) is None
+
+    def check_known(self, requirements: Iterable[str], scenarios: Iterable[str]) -> None:
+        """BaselineError for the first entry naming no known requirement or scenario."""
+        known = {"requirement": set(requirements), "scenario": set(scenarios)}
+        for index, entry in enumerate(self.entries):
+            kind, ident = entry.key
+            if ident not in known[kind]:
+                raise BaselineError(
+                    f"{self.source}: known_failures[{index}]: no {kind} {ident!r} "
+                    f"in the catalog and scenarios (misspelt?)"
+                )
 
 
 def _entry(item: Any, where: str) -> BaselineEntry:
-    if not isinstance(item, dict) or set(item) - {"requirement", "scenario", "reason"}:
-        raise BaselineError(f"{where}: expected {{requirement|scenario, reason}}")
+    if not isinstance(item, dict) or set(item) - _ENTRY_KEYS:
+        raise BaselineError(f"{where}: expected {{requirement|scenario, reason[, evidence, rule]}}")
     reason = item.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise BaselineError(f"{where}: a known failure needs a non-empty 'reason'")
@@ -142,7 +182,14 @@ def _entry(item: Any, where: str) -> BaselineEntry:
     for value in (requirement, scenario):
         if value is not None and not isinstance(value, str):
             raise BaselineError(f"{where}: IDs are strings")
-    return BaselineEntry(reason, requirement, scenario)
+    evidence, rule = item.get("evidence", []), item.get("rule", "")
+    if isinstance(evidence, str):
+        evidence = [evidence]
+    if not isinstance(evidence, list) or not all(isinstance(e, str) and e for e in evidence):
+        raise BaselineError(f"{where}: 'evidence' is a text or a list of non-empty texts")
+    if not isinstance(rule, str):
+        raise BaselineError(f"{where}: 'rule' is a text")
+    return BaselineEntry(reason, requirement, scenario, tuple(evidence), rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +214,9 @@ class GateReport:
         return [item for item in self.items if item.verdict is verdict]
 
 
+_ENTRY_KEYS = frozenset({"requirement", "scenario", "reason", "evidence", "rule"})
+
+
 def apply_baseline(
     results: Sequence[ScenarioResult], baseline: Baseline | None = None
 ) -> GateReport:
@@ -174,19 +224,28 @@ def apply_baseline(
     baseline = baseline or Baseline()
     items: list[GateItem] = []
     excused: set[str] = set()
+    details = {result.scenario_id: result.detail for result in results}
     for result in results:
         item = _judge(
             "scenario",
             result.scenario_id,
             result.outcome,
-            baseline.reason("scenario", result.scenario_id),
+            baseline.entry("scenario", result.scenario_id),
+            (result.detail,),
         )
         if item.verdict is Verdict.EXPECTED_FAILURE:
             excused.add(result.scenario_id)
         items.append(item)
     for ident, requirement in requirement_results(results).items():
+        failing = tuple(
+            details[s] for s, outcome in requirement.scenarios.items() if outcome is Outcome.FAIL
+        )
         item = _judge(
-            "requirement", ident, requirement.outcome, baseline.reason("requirement", ident)
+            "requirement",
+            ident,
+            requirement.outcome,
+            baseline.entry("requirement", ident),
+            failing,
         )
         if item.verdict is Verdict.FAILED and _only_excused(requirement.scenarios, excused):
             item = GateItem(
@@ -198,13 +257,24 @@ def apply_baseline(
     return GateReport(tuple(items), unmatched)
 
 
-def _judge(kind: str, ident: str, outcome: Outcome, reason: str | None) -> GateItem:
+def _judge(
+    kind: str,
+    ident: str,
+    outcome: Outcome,
+    entry: BaselineEntry | None,
+    details: Sequence[str],
+) -> GateItem:
+    reason = None if entry is None else entry.reason
     if outcome is Outcome.ERROR:
         return GateItem(kind, ident, outcome, Verdict.FAILED, reason or "")
-    if reason is None:
+    if entry is None or reason is None:
         verdict = Verdict.FAILED if outcome is Outcome.FAIL else Verdict.OK
         return GateItem(kind, ident, outcome, verdict)
     if outcome is Outcome.FAIL:
+        missing = _missing_evidence(entry.evidence, details)
+        if missing is not None:
+            changed = f"fails differently now (changed): the baseline's evidence {missing!r}"
+            return GateItem(kind, ident, outcome, Verdict.FAILED, f"{changed} is not in the detail")
         return GateItem(kind, ident, outcome, Verdict.EXPECTED_FAILURE, reason)
     if outcome is Outcome.PASS:
         return GateItem(
@@ -214,7 +284,17 @@ def _judge(kind: str, ident: str, outcome: Outcome, reason: str | None) -> GateI
             Verdict.FIXED,
             f"passes now; remove it from the baseline ({reason})",
         )
+    if entry.evidence:  # it claimed how it fails; now it cannot be judged at all
+        changed = f"no longer fails as recorded (changed): now {outcome.value}"
+        return GateItem(kind, ident, outcome, Verdict.FAILED, changed)
     return GateItem(kind, ident, outcome, Verdict.OK, reason)
+
+
+def _missing_evidence(evidence: Sequence[str], details: Sequence[str]) -> str | None:
+    """The first evidence text no failing detail contains whole (None: all found)."""
+    if not evidence or any(all(e in detail for e in evidence) for detail in details):
+        return None
+    return next((e for e in evidence if not any(e in d for d in details)), evidence[0])
 
 
 def _only_excused(scenarios: Mapping[str, Outcome], excused: set[str]) -> bool:

@@ -5,11 +5,14 @@ Theory of operation
 ::
 
     execute(RunOptions)
+      suite     fixtures/suite.json               -> the versions every report states
       catalog   fixtures/requirements/*.json      -> Requirement per ID
       scenarios fixtures/scenarios (or --scenarios DIR), checked against the catalog
-      baseline  --baseline FILE (optional)
+      baseline  --baseline FILE (optional); an entry naming no known requirement
+                or scenario stops the run (a misspelt entry never passes silently)
       target    --target HOST:PORT -> BootstrapTarget, else EmbeddedTarget (started here)
-      probe     the target's profiles: an unreachable target stops the run here
+      probe     the target's profiles and advertised API versions: an
+                unreachable target stops the run here
       select    --profile P and --tag T (as requirement IDs) -> Selection
       run       run_scenarios -> list[ScenarioResult]
       gate      apply_baseline -> GateReport; a required profile fails when one of
@@ -35,7 +38,7 @@ import datetime as dt
 import importlib.metadata
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,7 @@ from lethe_conformance.scenarios import (
     run_scenarios,
 )
 from lethe_conformance.scenarios.loader import scenario_files
+from lethe_conformance.suite import Suite, SuiteError, load_suite
 from lethe_conformance.targets.base import Capabilities, ControlError, Target
 from lethe_conformance.targets.bootstrap import BootstrapTarget, ControlHook
 
@@ -105,6 +109,8 @@ class RunOptions:
     launch: str | None = None
     #: ``--home`` / ``--kafka-home``: the launched broker's distribution folder
     home: Path | None = None
+    #: ``--bin`` / ``--tansu-bin``: the launched broker's executable (a launcher's ``binary``)
+    binary: Path | None = None
     #: ports launched brokers may take (inclusive); None: below the ephemeral range
     launch_ports: tuple[int, int] | None = None
     sasl: PlainCredentials | None = None
@@ -138,6 +144,10 @@ class ConformanceRun:
     failed_profiles: tuple[str, ...] = field(default=())
     #: ``--profile``: the profiles the run was limited to (empty: all)
     profiles: tuple[str, ...] = ()
+    #: the suite's versions (fixtures/suite.json), stated by every report
+    suite: Suite | None = None
+    #: API key -> (min, max) version the target advertised in ApiVersions
+    api_versions: Mapping[int, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -196,17 +206,26 @@ def _id_key(ident: str) -> tuple[str, int]:
 
 def execute(options: RunOptions) -> ConformanceRun:
     """Run the suite as ``options`` say; RunSetupError when it cannot start."""
+    try:
+        suite = load_suite()
+    except SuiteError as error:
+        raise RunSetupError(str(error)) from None
     catalog = load_catalog(options.catalog_dir)
     profiles = sorted({r.profile for r in catalog})
     _check_names(options.profiles, profiles, "--profile")
     _check_names(options.require, profiles, "--require")
     scenarios = _load_scenarios(options, catalog)
     baseline = _load_baseline(options.baseline)
+    if baseline is not None:
+        try:
+            baseline.check_known((r.id for r in catalog), (s.id for s in scenarios))
+        except BaselineError as error:
+            raise RunSetupError(f"baseline: {error}") from None
     selection, selected = _selection(options, catalog, scenarios)
     started = now_utc()
     target = _build_target(options)
     try:
-        offered = _probe(target)
+        offered, api_versions = _probe(target)
         results = run_scenarios(target, scenarios, select=selection)
     finally:
         target.close()
@@ -227,6 +246,8 @@ def execute(options: RunOptions) -> ConformanceRun:
         lethe_version=lethe_version(),
         failed_profiles=_failed_profiles(required, catalog, results, gate),
         profiles=tuple(options.profiles),
+        suite=suite,
+        api_versions=api_versions,
     )
 
 
@@ -290,6 +311,8 @@ def _selection(
 def _build_target(options: RunOptions) -> Target:
     if options.launch is not None:
         return _launch(options)
+    if options.binary is not None:
+        raise RunSetupError("--bin names the executable of a --launch broker")
     if options.target is None:
         if options.control or options.sasl or options.user or options.log_dir:
             raise RunSetupError("--log-dir, --control and SASL need --target")
@@ -330,20 +353,28 @@ def _launch(options: RunOptions) -> Target:
 
     try:
         spec = load_launcher(options.launch)
+        if options.binary is not None and spec.binary is None:
+            raise LauncherError(f"launcher {spec.name} runs no single binary: no --bin")
         home = options.home
         if home is None and spec.home_env and os.environ.get(spec.home_env):
             home = Path(os.environ[spec.home_env])
         target = LaunchedTarget(
-            spec, home=home, port_range=options.launch_ports or DEFAULT_PORT_RANGE
+            spec,
+            home=home,
+            port_range=options.launch_ports or DEFAULT_PORT_RANGE,
+            binary=options.binary,
         )
         return target.start()
     except (LauncherError, ControlError, OSError) as error:
         raise RunSetupError(f"--launch {options.launch}: {error}") from None
 
 
-def _probe(target: Target) -> frozenset[str]:
+def _probe(target: Target) -> tuple[frozenset[str], dict[int, tuple[int, int]]]:
+    """The profiles the target offers and the API versions it advertises."""
     try:
-        return target.profiles()
+        offered = target.profiles()
+        with target.connect() as conn:
+            return offered, dict(conn.versions)
     except ClientError as error:
         raise RunSetupError(f"target {target.name} unreachable or not Kafka: {error}") from None
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Callable
+from typing import Self
 
 from lethe_formats.protocol.compiler import encode
 from lethe_formats.protocol.envelope import decode_request_header
@@ -46,19 +47,18 @@ def api_versions_body(
     return ApiVersionsResponse(error_code=0, api_keys=keys + extra)
 
 
-class FakeBroker:
-    """See the module docstring; use as a context manager."""
+class LoopbackServer:
+    """Accepts connections on a loopback port and talks on each in a thread of its own
+    (:meth:`_talk`, defined by subclasses); a context manager that stops on exit."""
 
-    def __init__(self, answer: Answer) -> None:
-        self.answer = answer
-        self.requests: list[RequestHeader] = []
+    def __init__(self) -> None:
         self._server = socket.create_server(("127.0.0.1", 0))
         self._server.settimeout(0.05)  # accept() wakes up to see the stop flag
         self.port = self._server.getsockname()[1]
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
-    def __enter__(self) -> FakeBroker:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -77,6 +77,18 @@ class FakeBroker:
                 return
             conn.settimeout(None)
             threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+
+    def _talk(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+
+class FakeBroker(LoopbackServer):
+    """See the module docstring; use as a context manager."""
+
+    def __init__(self, answer: Answer) -> None:
+        super().__init__()
+        self.answer = answer
+        self.requests: list[RequestHeader] = []
 
     def _talk(self, conn: socket.socket) -> None:
         buffer = FrameBuffer()

@@ -198,7 +198,9 @@ def test_a_wrong_expectation_fails_the_gate_and_names_the_requirement(tmp_path: 
     assert scenario["outcome"] == "fail"
     mismatch = scenario["mismatches"][0]
     assert mismatch["step"] == 2
-    assert "3" in mismatch["expected"] and "4" in mismatch["actual"]
+    # JSON values, not Python reprs: the offsets as numbers, the line as JSON text
+    assert (mismatch["expected"], mismatch["actual"]) == (3, 4)
+    assert mismatch["text"].endswith("expected 3, got 4")
     assert "KIP107-LST-1" in (tmp_path / "report.md").read_text()
 
 

@@ -211,3 +211,41 @@ def test_an_error_is_never_excused_by_the_baseline() -> None:
 def test_ungraded_outcomes_skip_with_the_grade_first(outcome: Outcome) -> None:
     with pytest.raises(pytest.skip.Exception, match=rf"^{outcome.name}: steps\[2\]: wrong$"):
         check_result(_result(outcome, {"R-1": outcome}), Baseline())
+
+
+def test_a_baselined_fail_with_other_evidence_is_not_excused() -> None:
+    entry = {"scenario": "s-1", "reason": "x", "evidence": "steps[2]: wrong"}
+    with pytest.raises(KnownFailureError):
+        check_result(
+            _result(Outcome.FAIL, {"R-1": Outcome.FAIL}),
+            Baseline.from_json({"known_failures": [entry]}),
+        )
+    moved = Baseline.from_json({"known_failures": [entry | {"evidence": "steps[3]: wrong"}]})
+    with pytest.raises(ConformanceFailureError) as caught:
+        check_result(_result(Outcome.FAIL, {"R-1": Outcome.FAIL}), moved)
+    assert type(caught.value) is ConformanceFailureError
+
+
+def test_a_misspelt_baseline_entry_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    baseline = pytester.path / "baseline.json"
+    entry = {"scenario": "kip107-golden-delete-record", "reason": "misspelt"}
+    baseline.write_text(json.dumps({"known_failures": [entry]}))
+    result = pytester.runpytest_subprocess(
+        *SUITE, "--lethe-embedded", "--lethe-profile", "kip107", f"--lethe-baseline={baseline}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no scenario 'kip107-golden-delete-record'*misspelt?*"])
+
+
+def test_the_header_states_lethe_the_suite_and_the_kafka_it_was_verified_on(
+    pytester: pytest.Pytester,
+) -> None:
+    result = pytester.runpytest_subprocess(
+        *SUITE, "--lethe-embedded", "--lethe-profile", "kip87", "--collect-only"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "lethe *; suite: catalog 1.0.0, scenarios 1.0.0, "
+            "expectations verified on Apache Kafka 4.0.0*"
+        ]
+    )

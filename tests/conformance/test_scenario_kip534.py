@@ -350,7 +350,7 @@ def test_check_files_reports_each_wrong_batch_field_at_its_path(tmp_path: Path) 
         "$.s.expect.partitions[0].batches[0].segment: 4 / 0",
         "$.s.expect.partitions[0].batches[0].offsets: [4] / [6]",
         "$.s.expect.partitions[0].batches[1].base_timestamp: 1500 / -1",
-        "$.s.expect.partitions[0].batches[1].delete_horizon: True / False",
+        "$.s.expect.partitions[0].batches[1].delete_horizon: true / false",
     ]
 
 
@@ -387,7 +387,7 @@ def test_txn_index_entries_are_compared_exactly_in_segment_order(tmp_path: Path)
 
     assert judge([entry]) == []
     assert judge([]) == [
-        "$.s.expect.partitions[0].txn_index: ['segment 0: producer 0 [6, 9] lso 10']"
+        '$.s.expect.partitions[0].txn_index: ["segment 0: producer 0 [6, 9] lso 10"]'
     ]
 
 

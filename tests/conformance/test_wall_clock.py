@@ -221,7 +221,7 @@ def test_between_judges_a_closed_range(wall_target: EmbeddedTarget) -> None:
     assert exp.mismatches == [
         Mismatch("$.x", "between 1005 and 2005", "1004"),
         Mismatch("$.x", "between 1005 and 2005", "2006"),
-        Mismatch("$.x", "between 1005 and 2005", "None"),
+        Mismatch("$.x", "between 1005 and 2005", "null"),
     ]
     ctx.close()
 

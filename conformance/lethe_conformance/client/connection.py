@@ -97,6 +97,7 @@ class KafkaConnection:
         self._sock: socket.socket | None = sock
         self._buffer = FrameBuffer()
         self._next_correlation_id = 1
+        self._waiting = "no response in time"
         #: api key -> (min, max) the target advertised in ApiVersions
         self.versions: dict[int, tuple[int, int]] = {}
 
@@ -240,6 +241,7 @@ class KafkaConnection:
             detail = f"send failed: {error}"
             raise TargetUnreachableError(self.target, api_name(api_key), detail) from None
         wait = self.request_timeout if timeout is None else timeout
+        self._waiting = f"no response within {wait:g} s"
         return self._receive(api_key, time.monotonic() + wait)
 
     def _receive(self, api_key: int, deadline: float) -> bytes:
@@ -254,7 +256,7 @@ class KafkaConnection:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.close()
-                raise TargetTimeoutError(self.target, name, "no response in time")
+                raise TargetTimeoutError(self.target, name, self._waiting)
             data = self._recv(api_key, remaining)
             self._buffer.feed(data)
 
@@ -266,7 +268,7 @@ class KafkaConnection:
             data = sock.recv(_RECV_SIZE)
         except TimeoutError:
             self.close()
-            raise TargetTimeoutError(self.target, name, "no response in time") from None
+            raise TargetTimeoutError(self.target, name, self._waiting) from None
         except OSError as error:
             self.close()
             raise TargetUnreachableError(self.target, name, f"receive failed: {error}") from None

@@ -4,13 +4,16 @@ A Kafka error code inside a response is an *answer* and goes to the
 expectations; these exceptions are for the cases where there is no answer to
 judge. The runner grades them differently, so the classes say which case it is:
 
-``TargetUnreachableError``  no connection, the connection broke, or no response
-                            in time (``TargetTimeoutError``): the target could
-                            not be asked. Graded ERROR.
+``TargetUnreachableError``  no connection, or the connection broke: the target
+                            could not be asked. Graded ERROR; but a connection
+                            the target closed on an API it advertises
+                            (``ConnectionClosedError.advertised``) is its FAIL,
+                            and no response in time (``TargetTimeoutError``, a
+                            hang) is INCONCLUSIVE.
 ``TargetNonsenseError``     bytes came back but are not an answer to what was
                             asked: undecodable, trailing bytes, a frame over the
                             size limit, a correlation id of another request.
-                            Graded ERROR, never PASS.
+                            Graded as the target's FAIL, never PASS.
 ``UnsupportedApiError``     the target does not advertise the API (or no
                             version both sides speak). Graded UNSUPPORTED.
 ``AuthenticationError``     SASL/PLAIN refused. Graded ERROR.

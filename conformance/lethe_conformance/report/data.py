@@ -7,9 +7,12 @@ Shape (``report.json``)::
     {
       "complete": true,                 false: the run did not finish; see "error"
       "lethe_version": "0.1.0",
+      "suite": {"catalog_version", "scenarios_version",   fixtures/suite.json
+                "verified_against": {"broker", "version", "commit_id", "report"}},
       "started": ISO-8601 UTC, "finished": ISO-8601 UTC,
       "target": {"name", "clock", "log_dir", "restart", "trigger_cleaning", "sasl",
-                 "profiles_offered": [...]},
+                 "profiles_offered": [...],
+                 "api_versions": [{"api_key", "name", "min", "max"}]},  its ApiVersions
       "required_profiles": [...], "failed_profiles": [...], "gate": "passed" | "failed",
       "summary": {"pass": n, ..., "not-covered": n, "not-observable": n, "not-selected": n},
       "requirements": [                 every catalog requirement, grouped by profile
@@ -26,9 +29,17 @@ Shape (``report.json``)::
       "profiles": {profile: {state: n}},  the requirement states counted per profile
       "retries": {error name: n},       retriable errors the runner absorbed (readiness.py)
       "scenarios": [
-        {"id", "source", "profile", "outcome", "verdict", "detail", "duration_s",
+        {"id", "source", "profile", "outcome", "verdict", "reason", "detail", "duration_s",
+         (reason: the baseline's, or why a listed failure is not excused: "fails
+         differently now (changed): ...")
          "retries": {error name: n},
-         "mismatches": [{"step", "op", "path", "expected", "actual"}]}
+         "mismatches": [{"step", "op", "path", "expected", "actual", "text"}]}
+                                        expected/actual: JSON values (a string, number,
+                                        list, object, null; bytes as {"utf8"} or {"hex"}),
+                                        or a description when the mismatch is one
+                                        ("one result", "NONE (0)", "absent"); text: the
+                                        line "PATH: expected X, got Y" with X and Y as
+                                        JSON text (a string in double quotes)
       ],
       "baseline_unmatched": [{"kind", "id", "reason"}]
     }
@@ -43,10 +54,14 @@ is a gap in the scenarios.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from lethe_formats.protocol.api_keys import api_name
+
 from lethe_conformance.outcomes import Outcome, requirement_results
+from lethe_conformance.suite import SuiteError, load_suite
 
 if TYPE_CHECKING:
     from lethe_conformance.run import ConformanceRun
@@ -74,6 +89,7 @@ def report_data(run: ConformanceRun) -> dict[str, Any]:
     return {
         "complete": run.complete,
         "lethe_version": run.lethe_version,
+        "suite": None if run.suite is None else run.suite.as_json(),
         "started": run.started,
         "finished": run.finished,
         "target": _target(run),
@@ -93,10 +109,15 @@ def report_data(run: ConformanceRun) -> dict[str, Any]:
 
 def incomplete_data(error: str, started: str, lethe_version: str) -> dict[str, Any]:
     """A document saying the run did not happen or did not finish, and why."""
+    try:
+        suite: dict[str, Any] | None = load_suite().as_json()
+    except SuiteError:
+        suite = None
     return {
         "complete": False,
         "error": error,
         "lethe_version": lethe_version,
+        "suite": suite,
         "started": started,
         "requirements": [],
         "scenarios": [],
@@ -144,7 +165,20 @@ def _target(run: ConformanceRun) -> dict[str, Any]:
         "sasl": caps.sasl,
         "capabilities": sorted(caps.names()),
         "profiles_offered": sorted(run.offered),
+        "api_versions": [
+            {"api_key": key, "name": api_name(key), "min": low, "max": high}
+            for key, (low, high) in sorted(run.api_versions.items())
+        ],
     }
+
+
+def json_value(text: str) -> Any:
+    """A mismatch's rendered side as the JSON value it is (scenarios/context.py's
+    ``render`` writes JSON), or the text itself when it is a description."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _requirement_rows(run: ConformanceRun) -> list[dict[str, Any]]:
@@ -205,6 +239,7 @@ def _scenario_rows(run: ConformanceRun) -> list[dict[str, Any]]:
                 "profile": result.profile,
                 "outcome": result.outcome.value,
                 "verdict": None if verdict is None else verdict.verdict.value,
+                "reason": "" if verdict is None else verdict.reason,
                 "detail": result.detail,
                 "duration_s": round(result.duration_s, 3),
                 "retries": dict(result.retries),
@@ -213,8 +248,9 @@ def _scenario_rows(run: ConformanceRun) -> list[dict[str, Any]]:
                         "step": step.index,
                         "op": step.op,
                         "path": m.path,
-                        "expected": m.expected,
-                        "actual": m.actual,
+                        "expected": json_value(m.expected),
+                        "actual": json_value(m.actual),
+                        "text": str(m),
                     }
                     for step in result.steps
                     for m in step.mismatches

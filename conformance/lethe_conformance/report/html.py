@@ -16,7 +16,14 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from lethe_conformance.report.text import by_profile, outcome_label, statement_text, summary_line
+from lethe_conformance.report.text import (
+    api_ranges,
+    by_profile,
+    outcome_label,
+    statement_text,
+    suite_text,
+    summary_line,
+)
 
 __all__ = ["render_html"]
 
@@ -58,10 +65,9 @@ def _scenario_section(scenario: Mapping[str, Any]) -> list[str]:
         f"<p><code>{_e(scenario['source'])}</code>: {_e(scenario['detail'])}</p>",
     ]
     if scenario["mismatches"]:
-        out.append("<table><tr><th>step</th><th>path</th><th>expected</th><th>actual</th></tr>")
+        out.append("<table><tr><th>step</th><th>mismatch (expected and actual as JSON)</th></tr>")
         out += [
-            f"<tr><td>{_e(m['step'])} {_e(m['op'])}</td><td><code>{_e(m['path'])}</code></td>"
-            f"<td>{_e(m['expected'])}</td><td>{_e(m['actual'])}</td></tr>"
+            f"<tr><td>{_e(m['step'])} {_e(m['op'])}</td><td><code>{_e(m['text'])}</code></td></tr>"
             for m in scenario["mismatches"]
         ]
         out.append("</table>")
@@ -78,6 +84,8 @@ def render_html(data: Mapping[str, Any]) -> str:
         f"<li>profiles offered: {_e(', '.join(target['profiles_offered']) or 'none')}</li>",
         f"<li>run {_e(data['started'])} to {_e(data['finished'])}, "
         f"lethe {_e(data['lethe_version'])}</li>",
+        f"<li>suite: {_e(suite_text(data['suite']) if data.get('suite') else 'unknown')}</li>",
+        f"<li>advertised API versions: {_e(api_ranges(target) or 'none')}</li>",
         f"<li><strong>{_e(summary_line(data))}</strong></li>",
         "</ul>",
     ]

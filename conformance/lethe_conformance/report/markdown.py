@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lethe_conformance.report.text import by_profile, outcome_label, statement_text, summary_line
+from lethe_conformance.report.text import (
+    api_ranges,
+    by_profile,
+    outcome_label,
+    statement_text,
+    suite_text,
+    summary_line,
+)
 
 __all__ = ["render_markdown"]
 
@@ -31,6 +38,8 @@ def render_markdown(data: Mapping[str, Any]) -> str:
         f"{', '.join(target['capabilities']) or 'none'})",
         f"- profiles offered: {', '.join(target['profiles_offered']) or 'none'}",
         f"- run: {data['started']} to {data['finished']}, lethe {data['lethe_version']}",
+        f"- suite: {suite_text(data['suite']) if data.get('suite') else 'unknown'}",
+        f"- advertised API versions: {api_ranges(target) or 'none'}",
         f"- {summary_line(data)}",
         "",
     ]
@@ -47,11 +56,12 @@ def render_markdown(data: Mapping[str, Any]) -> str:
         for scenario in failing:
             lines.append(f"### {scenario['id']}: {scenario['outcome']}")
             lines += ["", f"`{scenario['source']}`: {_cell(scenario['detail'])}", ""]
+            if scenario.get("reason"):
+                lines += [f"baseline ({scenario['verdict']}): {_cell(scenario['reason'])}", ""]
             if scenario["mismatches"]:
-                lines += ["| step | path | expected | actual |", "|---|---|---|---|"]
+                lines += ["| step | mismatch (expected and actual as JSON) |", "|---|---|"]
                 lines += [
-                    f"| {m['step']} {m['op']} | `{_cell(m['path'])}` | {_cell(m['expected'])} "
-                    f"| {_cell(m['actual'])} |"
+                    f"| {m['step']} {m['op']} | `{_cell(m['text'])}` |"
                     for m in scenario["mismatches"]
                 ]
                 lines.append("")

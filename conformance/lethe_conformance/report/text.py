@@ -11,26 +11,32 @@ Theory of operation
     ...
     target kafka (...): 130 pass, 2 fail, ...; 4 retries (NOT_LEADER_OR_FOLLOWER 4); gate failed
 
-Each row carries the requirement's statement, shortened to the terminal's
-width; every row that is not a pass says why on the next line (the
-mismatch, the missing capability and what would provide it, or the
-catalog's reason). A baselined failure shows its verdict (``fail
-(expected-failure)``). Reads only the document from
+The matrix opens with what judged the run: lethe's version, the suite's
+catalog and scenario versions, the Kafka the expectations were verified on,
+and the API versions the target advertised. Each row carries the
+requirement's statement, shortened to the terminal's width; every row that
+is not a pass says why on the next line (the mismatch, the missing
+capability and what would provide it, or the catalog's reason). A
+baselined failure shows its verdict (``fail (expected-failure)``). Reads only the document from
 :func:`~lethe_conformance.report.data.report_data`.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
     "LINE_WIDTH",
+    "api_ranges",
     "by_profile",
+    "header_lines",
     "outcome_label",
     "render_matrix",
     "shorten",
     "statement_text",
+    "suite_text",
     "summary_line",
 ]
 
@@ -75,12 +81,42 @@ def summary_line(data: Mapping[str, Any]) -> str:
     return f"target {data['target']['name']}: {counts}; {gate}"
 
 
+def header_lines(data: Mapping[str, Any]) -> list[str]:
+    """What judged the run and what was judged: lethe's and the suite's versions, the
+    Kafka the expectations were verified on, the target's advertised API ranges."""
+    suite = data.get("suite")
+    lines = [f"lethe {data['lethe_version']}" + (f"; suite: {suite_text(suite)}" if suite else "")]
+    ranges = api_ranges(data["target"])
+    if ranges:
+        lines.append(f"target {data['target']['name']} advertises: {ranges}")
+    return lines
+
+
+def suite_text(suite: Mapping[str, Any]) -> str:
+    kafka = suite["verified_against"]
+    return (
+        f"catalog {suite['catalog_version']}, scenarios {suite['scenarios_version']}, "
+        f"expectations verified on {kafka['broker']} {kafka['version']} "
+        f"(commit {kafka['commit_id']}, {kafka['report']})"
+    )
+
+
+def api_ranges(target: Mapping[str, Any]) -> str:
+    """``NAME(key) min-max, ...`` of every API the target advertised."""
+    return ", ".join(
+        f"{a['name']}({a['api_key']}) {a['min']}-{a['max']}" for a in target.get("api_versions", ())
+    )
+
+
 def render_matrix(data: Mapping[str, Any], columns: int = LINE_WIDTH) -> str:
     rows = data["requirements"]
     width = max((len(r["id"]) for r in rows), default=2)
     required = set(data["required_profiles"])
     counts = data.get("profiles", {})
     lines: list[str] = []
+    for line in header_lines(data):
+        lines += textwrap.wrap(line, columns, subsequent_indent="    ", break_on_hyphens=False)
+    lines.append("")
     for profile, group in by_profile(rows):
         if all(row["outcome"] == "not-selected" for row in group):
             continue  # --profile: the matrix shows what the run ran and gates
@@ -95,6 +131,10 @@ def render_matrix(data: Mapping[str, Any], columns: int = LINE_WIDTH) -> str:
                 indent = " " * (width + 4)
                 lines.append(indent + shorten(f"why: {why}", columns - len(indent)))
         lines.append("")
+    for scenario in data.get("scenarios", ()):
+        if scenario.get("verdict") in ("failed", "fixed") and scenario.get("reason"):
+            text = f"baseline: {scenario['id']}: {scenario['reason']}"
+            lines.append(shorten(text, columns))
     lines.append(summary_line(data))
     return "\n".join(lines) + "\n"
 

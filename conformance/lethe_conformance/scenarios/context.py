@@ -49,6 +49,7 @@ scenario file, what was expected and what the target gave.
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from collections.abc import Iterator, Mapping
@@ -230,10 +231,42 @@ class RunContext:
         return name
 
 
+class _Absent:
+    """What a target's answer lacks (a config DescribeConfigs did not list): equal to
+    no expected value, and shown as ``absent``, never as a string the target sent."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+#: The actual value of something the target's answer does not contain.
+ABSENT: Any = _Absent()
+
+
 def render(value: Any) -> str:
-    """Expected/actual values as report text: strings quoted, bytes as repr."""
-    if isinstance(value, str):
-        return repr(value)
+    """Expected/actual values as report text: JSON (strings in double quotes, lists,
+    objects, null; bytes as ``{"utf8": ...}`` or ``{"hex": ...}`` as ``lethe dump
+    --json`` writes them), so a diff shows values as a JSON document holds them,
+    never as Python reprs; :data:`ABSENT` as ``absent``."""
+    if value is ABSENT:
+        return "absent"
+    return json.dumps(_jsonable(value), ensure_ascii=False)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        raw = bytes(value)
+        try:
+            return {"utf8": raw.decode("utf-8")}
+        except UnicodeDecodeError:
+            return {"hex": raw.hex()}
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [_jsonable(v) for v in value]
+        return sorted(items, key=json.dumps) if isinstance(value, set | frozenset) else items
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
     return str(value)
 
 

@@ -11,6 +11,10 @@ Theory of operation
                                   and the time-control capabilities its steps use,
                                   else the wall path (waits only)
         capabilities present?     no  -> NOT_APPLICABLE   (what the path needs)
+        broker settings relied on (scenarios/settings.py, read once per target with
+        DescribeConfigs): a checked Kafka default or a broker-only setting the target
+        sets otherwise -> NOT_APPLICABLE (the setting, Kafka's value and the target's);
+        a topic default relied on but unchecked: set on the topic at creation
         cluster-control required: run it on target.clustered(), brokers of its own
                                   (the wall path's broker settings on top),
                                   topics with replication factor 3, roles resolved
@@ -27,11 +31,15 @@ Theory of operation
           mismatches                         -> FAIL (expected vs actual, JSON path)
           a valid setup step refused, the
           connection closed on an advertised
-          API                                -> FAIL (the step and the answer)
+          API, an answer that is not one
+          (garbage, another correlation id)  -> FAIL (the step and the answer)
+          no answer within the request
+          timeout (a hang)                   -> INCONCLUSIVE (the step; a busy
+                                                target may just be slow)
           UnsupportedApiError                -> UNSUPPORTED
           CapabilityMissingError             -> NOT_APPLICABLE
           WaitExpiredError                   -> INCONCLUSIVE (wall clock) / FAIL (virtual)
-          unreachable, nonsense, control,
+          unreachable, control,
           malformed step, anything else      -> ERROR
         delete the ACLs the scenario created and its topics (best effort)
         wall path: requirements only the virtual path shows -> NOT_APPLICABLE, with
@@ -47,6 +55,7 @@ argument) raise.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,6 +68,8 @@ from lethe_conformance.client import acl_calls, calls
 from lethe_conformance.client.errors import (
     ClientError,
     ConnectionClosedError,
+    TargetNonsenseError,
+    TargetTimeoutError,
     UnsupportedApiError,
 )
 from lethe_conformance.outcomes import Outcome, ScenarioResult, StepResult
@@ -76,6 +87,7 @@ from lethe_conformance.scenarios.readiness import (
     await_leaders,
     retriable_error,
 )
+from lethe_conformance.scenarios.settings import assess, target_settings
 from lethe_conformance.targets.base import (
     FAILURE_PROVIDED_BY,
     OWN_LOG_DIR,
@@ -286,6 +298,9 @@ def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
             f"{kind} (provided by {FAILURE_PROVIDED_BY.get(kind, kind)})" for kind in cannot
         )
         return Outcome.NOT_APPLICABLE, f"target {target.name} cannot cause the failure {lacks}"
+    assessed = assess(scenario, target_settings(target))
+    if assessed.not_applicable is not None:
+        return Outcome.NOT_APPLICABLE, f"target {target.name}: {assessed.not_applicable}"
     return None
 
 
@@ -332,6 +347,13 @@ def _guarded(
             detail = f"{error} instead of answering (the API is advertised)"
             return StepResult(index, op, Outcome.FAIL, detail)
         return StepResult(index, op, Outcome.ERROR, str(error))
+    except TargetNonsenseError as error:  # bytes that answer nothing: the target's wrong answer
+        ctx.drop_connection()
+        return StepResult(index, op, Outcome.FAIL, f"{error} (not an answer to the request)")
+    except TargetTimeoutError as error:  # a hang, or a target too slow to judge
+        ctx.drop_connection()
+        detail = f"{error} (the target hangs, or is too slow to judge)"
+        return StepResult(index, op, Outcome.INCONCLUSIVE, detail)
     except (ClientError, ControlError, SetupError, ScenarioError, NotServingError) as error:
         ctx.drop_connection()
         return StepResult(index, op, Outcome.ERROR, str(error))
@@ -345,17 +367,20 @@ def _guarded(
 
 def _setup(ctx: RunContext) -> None:
     conn = ctx.conn()
+    kafkas = assess(ctx.scenario, target_settings(ctx.target)).per_topic
     for topic in ctx.scenario.topics:
         name = ctx.topic(topic.symbol)
         factor = CLUSTER_SIZE if CLUSTER_CONTROL in ctx.scenario.requires else 1
+        configs = dict(topic.configs) | dict(kafkas.get(topic.symbol, {}))
         answer = calls.create_topic(
-            conn, name, topic.partitions, topic.configs, replication_factor=factor
+            conn, name, topic.partitions, configs, replication_factor=factor
         ).topics
         code = answer[0].error_code if answer else ErrorCode.UNKNOWN_SERVER_ERROR
         if code != ErrorCode.NONE:
             message = answer[0].error_message if answer else "no result"
             raise SetupRefusedError(
-                f"CreateTopics {topic.symbol} {dict(topic.configs)}: {error_name(code)}: {message}"
+                f"CreateTopics {topic.symbol} {json.dumps(dict(topic.configs))}: "
+                f"{error_name(code)}: {message}"
             )
     await_leaders(ctx)
     for index, spec in enumerate(ctx.scenario.replay):

@@ -41,6 +41,12 @@ declare, the ones the runner can cause from outside the process
 the scenario's own started with that kind's settings (``isolated(failures=...)``:
 a failed log dir must not outlive its scenario).
 
+A launcher's ``offers`` limits the table to what the broker really has (Tansu,
+memory-only and without a config file, offers none of them: only the wire), and
+its ``wall_clock.wait_cap_s`` caps the scenarios' wall-clock waits
+(:attr:`wait_cap_s`). A one-node broker that numbers itself in Metadata (Tansu
+is node 111) is reached as the one launched node.
+
 Every start ends with a readiness check: each node's ``plaintext`` port answers
 ApiVersions and its Metadata lists every node of the cluster, within the
 launcher's ``readiness.timeout_s``; a node that exits meanwhile fails the start
@@ -70,8 +76,13 @@ from lethe_conformance.client.errors import ClientError
 from lethe_conformance.targets import elections
 from lethe_conformance.targets.base import (
     CLUSTER_CONTROL,
+    CRASH,
+    EDIT_LOG_DIR,
     INJECT_FAILURE,
+    LOG_DIR,
+    OWN_LOG_DIR,
     PRINCIPALS,
+    RESTART,
     Capabilities,
     CapabilityMissingError,
     ControlError,
@@ -117,11 +128,13 @@ class LaunchedTarget(ProfilesOnce):
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         host: str = "127.0.0.1",
         keep_scratch: bool = False,
+        binary: Path | None = None,
         failures: frozenset[str] = frozenset(),
     ) -> None:
         spec.check_home(home)
         self.spec = spec
         self._home = home
+        self._binary = spec.binary.resolve(binary, spec.name) if spec.binary else None
         self._owned = scratch is None
         self._scratch = scratch or Path(tempfile.mkdtemp(prefix=f"lethe-{spec.name}-"))
         self._overrides = dict(overrides or {})
@@ -190,25 +203,39 @@ class LaunchedTarget(ProfilesOnce):
 
     @property
     def capabilities(self) -> Capabilities:
+        offers = self.spec.offers
         return Capabilities(
             clock="wall",
-            log_dir=self.log_dir,
-            restart=True,
-            crash=True,
-            edit_log_dir=True,
-            own_log_dir=True,
+            log_dir=self.log_dir if LOG_DIR in offers else None,
+            restart=RESTART in offers,
+            crash=CRASH in offers,
+            edit_log_dir=EDIT_LOG_DIR in offers,
+            own_log_dir=OWN_LOG_DIR in offers,
             sasl=bool(self.spec.principals),
-            principals=bool(self.spec.principals) and SASL in self.spec.ports,
-            cluster_control=self.spec.cluster,
+            principals=bool(self.spec.principals)
+            and SASL in self.spec.ports
+            and PRINCIPALS in offers,
+            cluster_control=self.spec.cluster and CLUSTER_CONTROL in offers,
             inject_failure=bool(self.spec.failures),
             failure_kinds=frozenset(self.spec.failures),
         )
+
+    @property
+    def wait_cap_s(self) -> float | None:
+        """The launcher's cap on wall-clock waits (``wall_clock.wait_cap_s``), or None."""
+        return self.spec.wait_cap_s
 
     def connect(self) -> KafkaConnection:
         return self.connect_to(self.answering()[0] if self.answering() else 1)
 
     def connect_to(self, node_id: int) -> KafkaConnection:
-        node = self.nodes[node_id]
+        """A connection to the node Metadata calls ``node_id``; a one-node broker that
+        numbers itself (Tansu is node 111 whatever ``{node_id}`` says) is that node."""
+        node = self.nodes.get(node_id)
+        if node is None and len(self.nodes) == 1:
+            node = next(iter(self.nodes.values()))
+        if node is None:
+            raise ControlError(f"{self.spec.name}: Metadata names broker {node_id}, not launched")
         return KafkaConnection.open(
             self._host, node.ports[PLAINTEXT], request_timeout=self._request_timeout
         )
@@ -292,7 +319,7 @@ class LaunchedTarget(ProfilesOnce):
     def clustered(self, overrides: Mapping[str, str] | None = None) -> Iterator[LaunchedTarget]:
         """Three nodes of their own forming one cluster, ``overrides`` on top (the
         settings a scenario's wall path assumes; cluster-control)."""
-        if not self.spec.cluster:
+        if not self.spec.cluster or CLUSTER_CONTROL not in self.spec.offers:
             raise CapabilityMissingError(self.name, CLUSTER_CONTROL)
         with self._child(3, overrides) as cluster:
             yield cluster
@@ -378,6 +405,7 @@ class LaunchedTarget(ProfilesOnce):
             port_range=self._port_range,
             request_timeout=self._request_timeout,
             host=self._host,
+            binary=self._binary,
             failures=failures,
         )
         try:
@@ -398,6 +426,7 @@ class LaunchedTarget(ProfilesOnce):
         lethe = Path(sys.executable).with_name("lethe")
         values = {
             "home": str(self._home or ""),
+            "bin": str(self._binary or ""),
             "python": sys.executable,
             "lethe": str(lethe) if lethe.exists() else (shutil.which("lethe") or "lethe"),
             "node_id": str(node.node_id),

