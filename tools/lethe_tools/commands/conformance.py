@@ -37,7 +37,7 @@ from lethe_conformance.report import (
 from lethe_conformance.run import RunOptions, RunSetupError, execute, lethe_version, now_utc
 from lethe_conformance.targets.bootstrap import HOOK_ACTIONS
 
-from lethe_tools.commands import conformance_faults
+from lethe_tools.commands import conformance_faults, conformance_settings
 
 __all__ = ["register", "run"]
 
@@ -114,6 +114,7 @@ def register(subparsers: Any) -> None:
     runner.add_argument("--json", action="store_true", help="print the JSON report, not a matrix")
     runner.set_defaults(func=run)
     conformance_faults.register(actions)
+    conformance_settings.register(actions)
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
