@@ -49,6 +49,25 @@ def again(name: str, label: str) -> Probe:
 
 PARTIAL_PROBES: tuple[Probe, ...] = (
     Probe(
+        "describe topic partitions: DESCRIBE on both, the absent one is 3",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        "DescribeTopicPartitionsRequestHandler / getTopicMetadataForDescribeTopicResponse: "
+        "operations filled in for every answered topic, errors included",
+        pc.partitions_request([TOPIC, ABSENT]),
+        pc.partitions_described,
+        same([(0, TOPIC, False, 1, DESCRIBE_AND_CONFIGS), (3, ABSENT, True, 0, 1 << 8)]),
+    ),
+    Probe(
+        "describe topic partitions: all topics, only the describable ones",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        "DescribeTopicPartitionsRequestHandler: undescribable topics (__consumer_offsets) left out",
+        pc.partitions_request([]),
+        pc.partitions_described,
+        same([(0, TOPIC, False, 1, DESCRIBE_AND_CONFIGS)]),
+    ),
+    Probe(
         "create topics: CREATE without DESCRIBE_CONFIGS; refusals after the others",
         ApiKey.CREATE_TOPICS,
         7,
@@ -214,6 +233,15 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
 
 #: read-only requests of the super user: every supported operation in the bit fields
 SUPER_PROBES: tuple[Probe, ...] = (
+    Probe(
+        "describe topic partitions: a super user's topic operations",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        "DescribeTopicPartitionsRequestHandler: AuthHelper.authorizedOperations(TOPIC)",
+        pc.partitions_request([TOPIC]),
+        pc.partitions_described,
+        same([(0, TOPIC, False, 1, 3576)]),
+    ),
     Probe(
         "describe groups: a super user's operations",
         ApiKey.DESCRIBE_GROUPS,

@@ -12,6 +12,7 @@ from lethe_formats.protocol.messages import (
     delete_topics,
     describe_configs,
     describe_groups,
+    describe_topic_partitions,
     find_coordinator,
     list_groups,
     list_offsets,
@@ -140,3 +141,32 @@ def metadata_mixed_request(_: World) -> Struct:
 
 def meta_in_order(r: metadata.MetadataResponse, _: World) -> Any:
     return [(t.error_code, t.name, len(t.partitions)) for t in r.topics]
+
+
+def partitions_request(names: list[str]) -> Any:
+    """DescribeTopicPartitions of ``names`` (empty: every topic)."""
+
+    def build(_: World) -> Struct:
+        topics = tuple(
+            describe_topic_partitions.DescribeTopicPartitionsRequestTopic(n) for n in names
+        )
+        return describe_topic_partitions.DescribeTopicPartitionsRequest(topics=topics)
+
+    return build
+
+
+def partitions_described(
+    r: describe_topic_partitions.DescribeTopicPartitionsResponse, _: World
+) -> Any:
+    """(error, name, id, partition count, operations) per topic, sorted (Kafka appends the
+    refused ones from a hash set)."""
+    return sorted(
+        (
+            t.error_code,
+            t.name or "",
+            t.topic_id == ZERO,
+            len(t.partitions),
+            t.topic_authorized_operations,
+        )
+        for t in r.topics
+    )

@@ -4,6 +4,7 @@ and Kafka 4.0's answer (see authz_table for the frame)."""
 from __future__ import annotations
 
 import authz_calls as c
+import authz_partial_calls as pc
 from authz_table import (
     ABSENT,
     BROKER_RESOURCE,
@@ -112,6 +113,25 @@ PROBES: tuple[Probe, ...] = (
         c.metadata_request(None, cluster_ops=True),
         c.meta,
         same(([], [], 0, 1)),
+    ),
+    Probe(
+        "describe topic partitions (named)",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        "DescribeTopicPartitionsRequestHandler: DESCRIBE first (29, zero id, operations "
+        "not filled in, before existence)",
+        pc.partitions_request([TOPIC, ABSENT]),
+        pc.partitions_described,
+        same([(TAF, ABSENT, True, 0, OMITTED), (TAF, TOPIC, True, 0, OMITTED)]),
+    ),
+    Probe(
+        "describe topic partitions (all topics)",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        "DescribeTopicPartitionsRequestHandler: undescribable topics left out",
+        pc.partitions_request([]),
+        pc.partitions_described,
+        same([]),
     ),
     Probe(
         "metadata (by id)",
