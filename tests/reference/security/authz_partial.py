@@ -234,6 +234,15 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
 #: read-only requests of the super user: every supported operation in the bit fields
 SUPER_PROBES: tuple[Probe, ...] = (
     Probe(
+        "describe log dirs: a super user sees the log dir",
+        ApiKey.DESCRIBE_LOG_DIRS,
+        4,
+        "handleDescribeLogDirsRequest: ReplicaManager.describeLogDirs, one result per log dir",
+        pc.log_dirs_request,
+        pc.log_dirs_described,
+        same((0, [0])),
+    ),
+    Probe(
         "describe topic partitions: a super user's topic operations",
         ApiKey.DESCRIBE_TOPIC_PARTITIONS,
         0,

@@ -12,6 +12,7 @@ from lethe_formats.protocol.messages import (
     delete_topics,
     describe_configs,
     describe_groups,
+    describe_log_dirs,
     describe_topic_partitions,
     find_coordinator,
     list_groups,
@@ -170,3 +171,12 @@ def partitions_described(
         )
         for t in r.topics
     )
+
+
+def log_dirs_request(_: World) -> Struct:
+    return describe_log_dirs.DescribeLogDirsRequest(topics=None)
+
+
+def log_dirs_described(r: describe_log_dirs.DescribeLogDirsResponse, _: World) -> Any:
+    """(top error, each log dir's error)."""
+    return r.error_code, [d.error_code for d in r.results]

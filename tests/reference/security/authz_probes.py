@@ -134,6 +134,15 @@ PROBES: tuple[Probe, ...] = (
         same([]),
     ),
     Probe(
+        "describe log dirs",
+        ApiKey.DESCRIBE_LOG_DIRS,
+        4,
+        "handleDescribeLogDirsRequest: DESCRIBE on the cluster, else 31 at the top, no result",
+        pc.log_dirs_request,
+        pc.log_dirs_described,
+        same((CAF, [])),
+    ),
+    Probe(
         "metadata (by id)",
         ApiKey.METADATA,
         12,

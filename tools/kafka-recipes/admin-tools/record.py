@@ -22,65 +22,104 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 #: DescribeTopicPartitions, DescribeLogDirs, OffsetForLeaderEpoch, DescribeProducers
 KEYS = frozenset({75, 35, 23, 61})
 
-#: step name -> tool and arguments (``{b}`` is the bootstrap address)
-STEPS: dict[str, list[str]] = {
-    "create-alpha": [
-        "kafka-topics.sh",
-        "--bootstrap-server",
-        "{b}",
-        "--create",
-        "--topic",
-        "alpha",
-        "--partitions",
-        "3",
-        "--replication-factor",
-        "1",
-    ],
-    "create-beta": [
-        "kafka-topics.sh",
-        "--bootstrap-server",
-        "{b}",
-        "--create",
-        "--topic",
-        "beta",
-        "--partitions",
-        "2",
-        "--replication-factor",
-        "1",
-        "--config",
-        "retention.ms=86400000",
-    ],
-    "describe-alpha": [
-        "kafka-topics.sh",
-        "--bootstrap-server",
-        "{b}",
-        "--describe",
-        "--topic",
-        "alpha",
-    ],
-    "describe-paged": [
-        "kafka-topics.sh",
-        "--bootstrap-server",
-        "{b}",
-        "--describe",
-        "--exclude-internal",
-        "--partition-size-limit-per-response",
-        "2",
-    ],
-    "describe-unknown": [
-        "kafka-topics.sh",
-        "--bootstrap-server",
-        "{b}",
-        "--describe",
-        "--topic",
-        "nosuch",
-    ],
+#: the records the producing step sends: key TAB value, one batch each (``--sync``),
+#: so every batch has the same size on any broker
+RECORDS = "".join(f"k{i:02d}\tvalue-{i:02d}\n" for i in range(40))
+#: what kafka-delete-records.sh deletes (``{f}`` is a file holding it)
+DELETIONS = (
+    '{"version":1,"partitions":[{"topic":"gamma","partition":0,"offset":10},'
+    '{"topic":"gamma","partition":1,"offset":10}]}'
+)
+_TOPICS = ["kafka-topics.sh", "--bootstrap-server", "{b}"]
+_LOG_DIRS = ["kafka-log-dirs.sh", "--bootstrap-server", "{b}", "--describe"]
+
+#: step name -> (tool and arguments, standard input, seconds to wait first);
+#: ``{b}`` is the bootstrap address
+STEPS: dict[str, tuple[list[str], str, int]] = {
+    "create-alpha": (
+        [
+            *_TOPICS,
+            "--create",
+            "--topic",
+            "alpha",
+            "--partitions",
+            "3",
+            "--replication-factor",
+            "1",
+        ],
+        "",
+        0,
+    ),
+    "create-beta": (
+        [
+            *_TOPICS,
+            "--create",
+            "--topic",
+            "beta",
+            "--partitions",
+            "2",
+            "--replication-factor",
+            "1",
+            "--config",
+            "retention.ms=86400000",
+        ],
+        "",
+        0,
+    ),
+    "describe-alpha": ([*_TOPICS, "--describe", "--topic", "alpha"], "", 0),
+    "describe-paged": (
+        [*_TOPICS, "--describe", "--exclude-internal", "--partition-size-limit-per-response", "2"],
+        "",
+        0,
+    ),
+    "describe-unknown": ([*_TOPICS, "--describe", "--topic", "nosuch"], "", 0),
+    "create-gamma": (
+        [
+            *_TOPICS,
+            "--create",
+            "--topic",
+            "gamma",
+            "--partitions",
+            "2",
+            "--replication-factor",
+            "1",
+            "--config",
+            "segment.bytes=500",
+        ],
+        "",
+        0,
+    ),
+    "produce-gamma": (
+        [
+            "kafka-console-producer.sh",
+            "--bootstrap-server",
+            "{b}",
+            "--topic",
+            "gamma",
+            "--sync",
+            "--property",
+            "parse.key=true",
+        ],
+        RECORDS,
+        0,
+    ),
+    "log-dirs-all": (_LOG_DIRS, "", 0),
+    "log-dirs-gamma": ([*_LOG_DIRS, "--topic-list", "gamma,nosuch"], "", 0),
+    "delete-gamma": (
+        ["kafka-delete-records.sh", "--bootstrap-server", "{b}", "--offset-json-file", "{f}"],
+        "",
+        0,
+    ),
+    # retention deletes the segments below the new log start offset (checked every 1 s;
+    # Kafka's first pass is 30 s after startup)
+    "log-dirs-after-delete": ([*_LOG_DIRS, "--topic-list", "gamma"], "", 35),
 }
 
 
@@ -167,16 +206,23 @@ def main(home: str, listen: int, upstream: int, out: Path, names: list[str]) -> 
     recorder = Recorder()
     serve(recorder, listen, upstream)
     outputs = []
+    deletions = out / "deletions.json"
+    out.mkdir(parents=True, exist_ok=True)
+    deletions.write_text(DELETIONS)
     for name in names or list(STEPS):
         recorder.step = name
-        argv = [f"{home}/bin/{STEPS[name][0]}"] + [
-            a.replace("{b}", f"127.0.0.1:{listen}") for a in STEPS[name][1:]
+        tool, stdin, wait = STEPS[name]
+        time.sleep(wait)
+        argv = [f"{home}/bin/{tool[0]}"] + [
+            a.replace("{b}", f"127.0.0.1:{listen}").replace("{f}", str(deletions)) for a in tool[1:]
         ]
-        done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            argv, check=False, input=stdin, capture_output=True, text=True, timeout=120
+        )
         outputs.append(
             {
                 "step": name,
-                "argv": [STEPS[name][0], *argv[1:]],
+                "argv": [tool[0], *argv[1:]],
                 "exit": done.returncode,
                 "stdout": done.stdout,
             }
