@@ -16,15 +16,18 @@ from lethe_formats.protocol.envelope import (
     encode_response,
 )
 from lethe_formats.protocol.schema import ZERO_UUID, Struct
+from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_reference.broker import Broker
 from lethe_reference.clock import ManualClock
 from lethe_reference.config import BrokerConfig
 from lethe_reference.protocol.loopback import LoopbackClient
+from partition_ops_support import produce
 
 __all__ = [
     "FRAMES",
     "OUTPUTS",
     "exchanges",
+    "gamma_world",
     "replay",
     "roundtrip_bytes",
     "stdout",
@@ -33,8 +36,11 @@ __all__ = [
 ]
 
 ADMIN_TOOLS = fixtures_root() / "golden" / "admin-tools" / "kafka"
+#: the tools' frames (record.py), then lethe's client's OffsetForLeaderEpoch ones (epochs.py)
 FRAMES: list[dict[str, Any]] = [
-    json.loads(line) for line in (ADMIN_TOOLS / "frames.jsonl").read_text().splitlines()
+    {**json.loads(line), "source": name}
+    for name in ("frames.jsonl", "epochs.jsonl")
+    for line in (ADMIN_TOOLS / name).read_text().splitlines()
 ]
 OUTPUTS: list[dict[str, Any]] = json.loads((ADMIN_TOOLS / "outputs.json").read_text())
 
@@ -56,7 +62,8 @@ def exchanges(api_key: int, step: str | None = None) -> list[tuple[dict[str, Any
             f
             for f in FRAMES
             if f["dir"] == "response"
-            and (f["conn"], f["correlation_id"]) == (req["conn"], req["correlation_id"])
+            and (f["source"], f["conn"], f["correlation_id"])
+            == (req["source"], req["conn"], req["correlation_id"])
         )
         out.append((req, resp))
     return out
@@ -107,4 +114,30 @@ def tool_broker(tmp_path: Path) -> Broker:
         tmp_path, config=BrokerConfig({}), clock=ManualClock(1_795_289_550_000), durable=False
     )
     broker.startup()
+    return broker
+
+
+#: how the console producer's keys k00..k39 fell on gamma's partitions (Kafka's sizes:
+#: 1501 = 19 x 79 bytes, 1659 = 21 x 79; its one idempotent producer, id 0 epoch 0,
+#: last sequence 18 on partition 0)
+GAMMA_BATCHES = {0: 19, 1: 21}
+NOW = 1_795_289_550_000  # tool_broker's clock: time retention keeps the records
+
+
+def gamma_world(tmp_path: Path) -> Broker:
+    """The recorded actions up to the DeleteRecords: alpha, beta, and gamma
+    (``segment.bytes=500``) with its 40 one-record batches from producer 0."""
+    broker = tool_broker(tmp_path)
+    broker.create_topic("alpha", 3)
+    broker.create_topic("beta", 2, {"retention.ms": "86400000"})
+    broker.create_topic("gamma", 2, {"segment.bytes": "500"})
+    key = 0
+    for partition, count in GAMMA_BATCHES.items():
+        for sequence in range(count):
+            spec = RecordSpec(f"k{key:02d}".encode(), f"value-{key:02d}".encode(), (), NOW)
+            batch = build_batch(
+                [spec], base_offset=0, producer_id=0, producer_epoch=0, base_sequence=sequence
+            )
+            assert produce(broker, "gamma", partition, batch).error_code == 0
+            key += 1
     return broker

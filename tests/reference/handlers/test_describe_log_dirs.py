@@ -10,7 +10,14 @@ import os
 from pathlib import Path
 
 import pytest
-from admin_tools_support import exchanges, replay, roundtrip_bytes, stdout, tool_broker
+from admin_tools_support import (
+    exchanges,
+    gamma_world,
+    replay,
+    roundtrip_bytes,
+    stdout,
+    tool_broker,
+)
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_formats.protocol.messages.describe_log_dirs import (
@@ -18,16 +25,11 @@ from lethe_formats.protocol.messages.describe_log_dirs import (
     DescribeLogDirsRequestTopic,
     DescribeLogDirsResponse,
 )
-from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_reference.broker import Broker
 from lethe_reference.protocol.loopback import LoopbackClient
-from partition_ops_support import delete_records, produce
+from partition_ops_support import delete_records
 
 KEY = ApiKey.DESCRIBE_LOG_DIRS
-#: how the console producer's keys k00..k39 fell on gamma's partitions (Kafka's sizes:
-#: 1501 = 19 x 79 bytes, 1659 = 21 x 79)
-BATCHES = {0: 19, 1: 21}
-NOW = 1_795_289_550_000  # tool_broker's clock: time retention keeps the records
 
 
 def test_the_recording_has_the_tools_requests() -> None:
@@ -40,24 +42,6 @@ def test_kafkas_frames_reencode_byte_for_byte(index: int) -> None:
     for frame in exchanges(KEY)[index]:
         recorded, ours = roundtrip_bytes(frame)
         assert ours == recorded
-
-
-def _world(tmp_path: Path) -> Broker:
-    """The recorded actions: alpha, beta, and gamma with its 40 batches."""
-    broker = tool_broker(tmp_path)
-    broker.create_topic("alpha", 3)
-    broker.create_topic("beta", 2, {"retention.ms": "86400000"})
-    broker.create_topic("gamma", 2, {"segment.bytes": "500"})
-    key = 0
-    for partition, count in BATCHES.items():
-        for _ in range(count):
-            spec = RecordSpec(f"k{key:02d}".encode(), f"value-{key:02d}".encode(), (), NOW)
-            assert (
-                produce(broker, "gamma", partition, build_batch([spec], base_offset=0)).error_code
-                == 0
-            )
-            key += 1
-    return broker
 
 
 def _replicas(answer: DescribeLogDirsResponse) -> dict[str, tuple[int, int, bool]]:
@@ -85,7 +69,7 @@ def _printed(step: str) -> dict[str, tuple[int, int, bool]]:
 def test_replayed_requests_get_kafkas_sizes_before_and_after_delete_records(
     tmp_path: Path,
 ) -> None:
-    broker = _world(tmp_path)
+    broker = gamma_world(tmp_path)
     (all_req, all_resp), (gamma_req, gamma_resp), after = exchanges(KEY)
     for req, resp in ((all_req, all_resp), (gamma_req, gamma_resp)):
         ours, theirs = replay(broker, req, resp)
@@ -104,7 +88,7 @@ def test_replayed_requests_get_kafkas_sizes_before_and_after_delete_records(
 
 
 def test_the_size_is_the_bytes_of_the_segment_files(tmp_path: Path) -> None:
-    broker = _world(tmp_path)
+    broker = gamma_world(tmp_path)
     answer = describe(broker, 4, None)
     for partition, (size, _, _) in _replicas(answer).items():
         files = (tmp_path / partition).glob("*.log")
@@ -131,7 +115,7 @@ def test_v4_gives_the_volume_figures_and_the_absolute_dir(tmp_path: Path) -> Non
 
 
 def test_named_partitions_only_those_held_topics_without_one_left_out(tmp_path: Path) -> None:
-    broker = _world(tmp_path)
+    broker = gamma_world(tmp_path)
     topics = (
         DescribeLogDirsRequestTopic("gamma", (1, 7)),
         DescribeLogDirsRequestTopic("alpha", (9,)),

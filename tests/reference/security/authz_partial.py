@@ -49,6 +49,17 @@ def again(name: str, label: str) -> Probe:
 
 PARTIAL_PROBES: tuple[Probe, ...] = (
     Probe(
+        "offset for leader epoch: DESCRIBE is enough; the absent topic is 3",
+        ApiKey.OFFSET_FOR_LEADER_EPOCH,
+        4,
+        "handleOffsetForLeaderEpochRequest / ReplicaManager.lastOffsetForLeaderEpoch: epoch 0 "
+        "is the latest, so it ends at the log end offset (3 records)",
+        pc.epochs_request,
+        pc.epochs_answered,
+        same([(ABSENT, 0, 3, -1, -1), (TOPIC, 0, 0, 0, 3)]),
+    ),
+    again("describe producers", "describe producers: DESCRIBE is not READ"),
+    Probe(
         "describe topic partitions: DESCRIBE on both, the absent one is 3",
         ApiKey.DESCRIBE_TOPIC_PARTITIONS,
         0,
@@ -233,6 +244,16 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
 
 #: read-only requests of the super user: every supported operation in the bit fields
 SUPER_PROBES: tuple[Probe, ...] = (
+    Probe(
+        "describe producers: a super user reads the producer state",
+        ApiKey.DESCRIBE_PRODUCERS,
+        0,
+        "handleDescribeProducersRequest: the topic's records were not idempotent (no "
+        "producer); the absent topic 3 with ApiError's message",
+        pc.producers_request,
+        pc.producers_described,
+        same([(TOPIC, 0, 0, None, 0), (ABSENT, 0, 3, UNKNOWN_TP, 0)]),
+    ),
     Probe(
         "describe log dirs: a super user sees the log dir",
         ApiKey.DESCRIBE_LOG_DIRS,

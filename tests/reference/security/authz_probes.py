@@ -143,6 +143,26 @@ PROBES: tuple[Probe, ...] = (
         same((CAF, [])),
     ),
     Probe(
+        "offset for leader epoch",
+        ApiKey.OFFSET_FOR_LEADER_EPOCH,
+        4,
+        "handleOffsetForLeaderEpochRequest: CLUSTER_ACTION, else DESCRIBE per topic, before "
+        "existence",
+        pc.epochs_request,
+        pc.epochs_answered,
+        same([(ABSENT, 0, TAF, -1, -1), (TOPIC, 0, TAF, -1, -1)]),
+    ),
+    Probe(
+        "describe producers",
+        ApiKey.DESCRIBE_PRODUCERS,
+        0,
+        "handleDescribeProducersRequest: READ per topic, before existence, with "
+        "ApiError's default message",
+        pc.producers_request,
+        pc.producers_described,
+        same([(TOPIC, 0, TAF, TOPIC_DENIED, 0), (ABSENT, 0, TAF, TOPIC_DENIED, 0)]),
+    ),
+    Probe(
         "metadata (by id)",
         ApiKey.METADATA,
         12,

@@ -38,6 +38,20 @@ DELETIONS = (
     '{"topic":"gamma","partition":1,"offset":10}]}'
 )
 _TOPICS = ["kafka-topics.sh", "--bootstrap-server", "{b}"]
+_CONSUME = [
+    "kafka-console-consumer.sh",
+    "--bootstrap-server",
+    "{b}",
+    "--topic",
+    "gamma",
+    "--group",
+    "g1",
+    "--from-beginning",
+    "--max-messages",
+    "5",
+    "--timeout-ms",
+    "30000",
+]
 _LOG_DIRS = ["kafka-log-dirs.sh", "--bootstrap-server", "{b}", "--describe"]
 
 #: step name -> (tool and arguments, standard input, seconds to wait first);
@@ -117,9 +131,41 @@ STEPS: dict[str, tuple[list[str], str, int]] = {
         "",
         0,
     ),
+    "producers-gamma-0": (
+        [
+            "kafka-transactions.sh",
+            "--bootstrap-server",
+            "{b}",
+            "describe-producers",
+            "--topic",
+            "gamma",
+            "--partition",
+            "0",
+        ],
+        "",
+        0,
+    ),
+    "producers-unknown": (
+        [
+            "kafka-transactions.sh",
+            "--bootstrap-server",
+            "{b}",
+            "describe-producers",
+            "--topic",
+            "nosuch",
+            "--partition",
+            "0",
+        ],
+        "",
+        0,
+    ),
     # retention deletes the segments below the new log start offset (checked every 1 s;
     # Kafka's first pass is 30 s after startup)
     "log-dirs-after-delete": ([*_LOG_DIRS, "--topic-list", "gamma"], "", 35),
+    # a group commits its position with the records' leader epoch; the next consumer of
+    # the group validates that position with OffsetForLeaderEpoch (KIP-320)
+    "consume-first": (_CONSUME, "", 0),
+    "consume-again": (_CONSUME, "", 0),
 }
 
 
