@@ -51,6 +51,7 @@ from lethe_formats.protocol.wire import (
     Bool,
     Bytes,
     Float64,
+    NullableStruct,
     String,
     UInt16,
     UInt32,
@@ -102,7 +103,8 @@ def type_codec(
         element = type_codec(wire.element, version, flexible, compact=compact, nullable=False)
         return Array(element, compact=compact, nullable=nullable)
     if isinstance(wire, StructType):
-        return compile_struct(wire.cls, version, flexible)
+        codec = compile_struct(wire.cls, version, flexible)
+        return NullableStruct(codec) if nullable else codec
     raise TypeError(f"no codec for {wire!r}")
 
 

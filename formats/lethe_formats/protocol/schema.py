@@ -167,6 +167,8 @@ class StructType(FieldType):
     """A nested struct, as an array element or a single struct-typed field."""
 
     kind = "struct"
+    #: Kafka allows ``nullableVersions`` on a struct field (a marker byte first).
+    can_be_null = True
 
     def __init__(self, cls: type[Struct]) -> None:
         self.cls = cls

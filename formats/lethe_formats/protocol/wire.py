@@ -15,6 +15,8 @@ Two length encodings exist, chosen by the message version (KIP-482)::
     string  int16 len, -1 = null, bytes    string  uvarint len+1, 0 = null, bytes
     bytes   int32 len, -1 = null, bytes    bytes   uvarint len+1, 0 = null, bytes
     array   int32 count, -1 = null, items  array   uvarint count+1, 0 = null, items
+    nullable struct: int8 marker (-1 = null, 1 = present) then the struct, in both
+
 
     uvarint: 7 bits a byte, low group first, high bit = more; at most 5 bytes
              (Kafka's ByteUtils.readUnsignedVarint), value < 2**32
@@ -46,6 +48,7 @@ __all__ = [
     "Bool",
     "Bytes",
     "Float64",
+    "NullableStruct",
     "String",
     "UInt16",
     "UInt32",
@@ -303,6 +306,35 @@ class Array(AnyConstruct):
         write_length(len(obj), stream, context, path, compact=self.compact, classic=Int32)
         for item in obj:
             self.element._build(item, stream, context, path)
+        return obj
+
+    def _sizeof(self, context: Any, path: str) -> int:
+        raise SizeofError("variable size", path=path)
+
+
+class NullableStruct(AnyConstruct):
+    """A struct field that may be null (DescribeTopicPartitions' ``Cursor``).
+
+    Kafka's generated code writes one marker byte first, -1 for null and 1 for a
+    value, and reads any negative marker as null.
+    """
+
+    def __init__(self, struct_codec: AnyConstruct) -> None:
+        super().__init__()
+        self.struct_codec = struct_codec
+
+    def _parse(self, stream: IO[bytes], context: Any, path: str) -> Any:
+        marker = _read_exact(stream, 1, path)[0]
+        if marker >= 0x80:
+            return None
+        return self.struct_codec._parsereport(stream, context, path)
+
+    def _build(self, obj: Any, stream: IO[bytes], context: Any, path: str) -> Any:
+        if obj is None:
+            stream.write(b"\xff")
+            return obj
+        stream.write(b"\x01")
+        self.struct_codec._build(obj, stream, context, path)
         return obj
 
     def _sizeof(self, context: Any, path: str) -> int:

@@ -80,7 +80,7 @@ from lethe_reference.partitions.state import PartitionMode
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
 
-__all__ = ["LEADER_EPOCH", "handle", "to_protocol_uuid", "topic_metadata"]
+__all__ = ["LEADER_EPOCH", "handle", "partition_metadata", "to_protocol_uuid", "topic_metadata"]
 
 _log = logging.getLogger(__name__)
 
@@ -94,9 +94,10 @@ def to_protocol_uuid(topic_id: KafkaUuid) -> uuid.UUID:
     return uuid.UUID(bytes=topic_id.raw)
 
 
-def _partition(
+def partition_metadata(
     broker: Broker, info: TopicInfo, index: int, version: int
 ) -> MetadataResponsePartition:
+    """One partition's leader, epoch, replicas and ISR (DescribeTopicPartitions too)."""
     node = broker.node_id
     entry = MetadataResponsePartition(
         error_code=ErrorCode.NONE,
@@ -117,7 +118,9 @@ def _partition(
 
 def topic_metadata(broker: Broker, info: TopicInfo, version: int) -> MetadataResponseTopic:
     """The entry of a known topic, for a response at ``version``."""
-    partitions = tuple(_partition(broker, info, index, version) for index in range(info.partitions))
+    partitions = tuple(
+        partition_metadata(broker, info, index, version) for index in range(info.partitions)
+    )
     return MetadataResponseTopic(
         error_code=ErrorCode.NONE,
         name=info.name,

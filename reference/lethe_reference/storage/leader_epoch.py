@@ -124,7 +124,7 @@ class LeaderEpochCache:
 
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
         """``(epoch, end offset)`` as OffsetsForLeaderEpoch answers (-1, -1 if unknown)."""
-        if requested_epoch < 0 or not self._entries:
+        if requested_epoch == -1 or not self._entries:  # UNDEFINED_EPOCH only
             return -1, -1
         if requested_epoch == self._entries[-1].epoch:
             return requested_epoch, log_end_offset

@@ -56,6 +56,7 @@ from lethe_formats.storage.filenames import (
 )
 from lethe_formats.storage.producer_snapshot import (
     CorruptSnapshotError,
+    ProducerSnapshotEntry,
     encode_producer_snapshot,
     read_producer_snapshot,
 )
@@ -98,6 +99,10 @@ class ProducerStateManager:
         self.snapshots = list_snapshot_files(directory)
         self.map_end_offset = 0
         self.last_snap_offset = 0
+
+    def active_producers(self) -> list[ProducerSnapshotEntry]:
+        """Every producer the partition knows, in Kafka's map order (DescribeProducers)."""
+        return self.table.snapshot_entries()
 
     # --- snapshots ----------------------------------------------------------------------
 

@@ -49,6 +49,36 @@ def again(name: str, label: str) -> Probe:
 
 PARTIAL_PROBES: tuple[Probe, ...] = (
     Probe(
+        "offset for leader epoch: DESCRIBE is enough; the absent topic is 3",
+        ApiKey.OFFSET_FOR_LEADER_EPOCH,
+        4,
+        "handleOffsetForLeaderEpochRequest / ReplicaManager.lastOffsetForLeaderEpoch: epoch 0 "
+        "is the latest, so it ends at the log end offset (3 records)",
+        pc.epochs_request,
+        pc.epochs_answered,
+        same([(ABSENT, 0, 3, -1, -1), (TOPIC, 0, 0, 0, 3)]),
+    ),
+    again("describe producers", "describe producers: DESCRIBE is not READ"),
+    Probe(
+        "describe topic partitions: DESCRIBE on both, the absent one is 3",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        "DescribeTopicPartitionsRequestHandler / getTopicMetadataForDescribeTopicResponse: "
+        "operations filled in for every answered topic, errors included",
+        pc.partitions_request([TOPIC, ABSENT]),
+        pc.partitions_described,
+        same([(0, TOPIC, False, 1, DESCRIBE_AND_CONFIGS), (3, ABSENT, True, 0, 1 << 8)]),
+    ),
+    Probe(
+        "describe topic partitions: all topics, only the describable ones",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        "DescribeTopicPartitionsRequestHandler: undescribable topics (__consumer_offsets) left out",
+        pc.partitions_request([]),
+        pc.partitions_described,
+        same([(0, TOPIC, False, 1, DESCRIBE_AND_CONFIGS)]),
+    ),
+    Probe(
         "create topics: CREATE without DESCRIBE_CONFIGS; refusals after the others",
         ApiKey.CREATE_TOPICS,
         7,
@@ -214,6 +244,34 @@ PARTIAL_PROBES: tuple[Probe, ...] = (
 
 #: read-only requests of the super user: every supported operation in the bit fields
 SUPER_PROBES: tuple[Probe, ...] = (
+    Probe(
+        "describe producers: a super user reads the producer state",
+        ApiKey.DESCRIBE_PRODUCERS,
+        0,
+        "handleDescribeProducersRequest: the topic's records were not idempotent (no "
+        "producer); the absent topic 3 with ApiError's message",
+        pc.producers_request,
+        pc.producers_described,
+        same([(TOPIC, 0, 0, None, 0), (ABSENT, 0, 3, UNKNOWN_TP, 0)]),
+    ),
+    Probe(
+        "describe log dirs: a super user sees the log dir",
+        ApiKey.DESCRIBE_LOG_DIRS,
+        4,
+        "handleDescribeLogDirsRequest: ReplicaManager.describeLogDirs, one result per log dir",
+        pc.log_dirs_request,
+        pc.log_dirs_described,
+        same((0, [0])),
+    ),
+    Probe(
+        "describe topic partitions: a super user's topic operations",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        "DescribeTopicPartitionsRequestHandler: AuthHelper.authorizedOperations(TOPIC)",
+        pc.partitions_request([TOPIC]),
+        pc.partitions_described,
+        same([(0, TOPIC, False, 1, 3576)]),
+    ),
     Probe(
         "describe groups: a super user's operations",
         ApiKey.DESCRIBE_GROUPS,

@@ -6,17 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 import authz_calls as c
-from authz_table import GROUP, NEW, TOPIC, ZERO, World
+from authz_table import ABSENT, GROUP, NEW, TOPIC, ZERO, World
 from lethe_formats.protocol.messages import (
     create_topics,
     delete_topics,
     describe_configs,
     describe_groups,
+    describe_log_dirs,
+    describe_producers,
+    describe_topic_partitions,
     find_coordinator,
     list_groups,
     list_offsets,
     metadata,
     offset_fetch,
+    offset_for_leader_epoch,
 )
 from lethe_formats.protocol.schema import Struct
 
@@ -140,3 +144,76 @@ def metadata_mixed_request(_: World) -> Struct:
 
 def meta_in_order(r: metadata.MetadataResponse, _: World) -> Any:
     return [(t.error_code, t.name, len(t.partitions)) for t in r.topics]
+
+
+def partitions_request(names: list[str]) -> Any:
+    """DescribeTopicPartitions of ``names`` (empty: every topic)."""
+
+    def build(_: World) -> Struct:
+        topics = tuple(
+            describe_topic_partitions.DescribeTopicPartitionsRequestTopic(n) for n in names
+        )
+        return describe_topic_partitions.DescribeTopicPartitionsRequest(topics=topics)
+
+    return build
+
+
+def partitions_described(
+    r: describe_topic_partitions.DescribeTopicPartitionsResponse, _: World
+) -> Any:
+    """(error, name, id, partition count, operations) per topic, sorted (Kafka appends the
+    refused ones from a hash set)."""
+    return sorted(
+        (
+            t.error_code,
+            t.name or "",
+            t.topic_id == ZERO,
+            len(t.partitions),
+            t.topic_authorized_operations,
+        )
+        for t in r.topics
+    )
+
+
+def log_dirs_request(_: World) -> Struct:
+    return describe_log_dirs.DescribeLogDirsRequest(topics=None)
+
+
+def log_dirs_described(r: describe_log_dirs.DescribeLogDirsResponse, _: World) -> Any:
+    """(top error, each log dir's error)."""
+    return r.error_code, [d.error_code for d in r.results]
+
+
+def epochs_request(_: World) -> Struct:
+    """OffsetForLeaderEpoch of partition 0 of the topic and the absent one, epoch 0."""
+    m = offset_for_leader_epoch
+    return m.OffsetForLeaderEpochRequest(
+        replica_id=-1,
+        topics=tuple(
+            m.OffsetForLeaderTopic(n, (m.OffsetForLeaderPartition(0, -1, 0),))
+            for n in (TOPIC, ABSENT)
+        ),
+    )
+
+
+def epochs_answered(r: offset_for_leader_epoch.OffsetForLeaderEpochResponse, _: World) -> Any:
+    return sorted(
+        (t.topic, p.partition, p.error_code, p.leader_epoch, p.end_offset)
+        for t in r.topics
+        for p in t.partitions
+    )
+
+
+def producers_request(_: World) -> Struct:
+    m = describe_producers
+    return m.DescribeProducersRequest(
+        tuple(m.DescribeProducersRequestTopic(n, (0,)) for n in (TOPIC, ABSENT))
+    )
+
+
+def producers_described(r: describe_producers.DescribeProducersResponse, _: World) -> Any:
+    return [
+        (t.name, p.partition_index, p.error_code, p.error_message, len(p.active_producers))
+        for t in r.topics
+        for p in t.partitions
+    ]

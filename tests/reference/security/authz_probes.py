@@ -4,6 +4,7 @@ and Kafka 4.0's answer (see authz_table for the frame)."""
 from __future__ import annotations
 
 import authz_calls as c
+import authz_partial_calls as pc
 from authz_table import (
     ABSENT,
     BROKER_RESOURCE,
@@ -112,6 +113,54 @@ PROBES: tuple[Probe, ...] = (
         c.metadata_request(None, cluster_ops=True),
         c.meta,
         same(([], [], 0, 1)),
+    ),
+    Probe(
+        "describe topic partitions (named)",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        "DescribeTopicPartitionsRequestHandler: DESCRIBE first (29, zero id, operations "
+        "not filled in, before existence)",
+        pc.partitions_request([TOPIC, ABSENT]),
+        pc.partitions_described,
+        same([(TAF, ABSENT, True, 0, OMITTED), (TAF, TOPIC, True, 0, OMITTED)]),
+    ),
+    Probe(
+        "describe topic partitions (all topics)",
+        ApiKey.DESCRIBE_TOPIC_PARTITIONS,
+        0,
+        "DescribeTopicPartitionsRequestHandler: undescribable topics left out",
+        pc.partitions_request([]),
+        pc.partitions_described,
+        same([]),
+    ),
+    Probe(
+        "describe log dirs",
+        ApiKey.DESCRIBE_LOG_DIRS,
+        4,
+        "handleDescribeLogDirsRequest: DESCRIBE on the cluster, else 31 at the top, no result",
+        pc.log_dirs_request,
+        pc.log_dirs_described,
+        same((CAF, [])),
+    ),
+    Probe(
+        "offset for leader epoch",
+        ApiKey.OFFSET_FOR_LEADER_EPOCH,
+        4,
+        "handleOffsetForLeaderEpochRequest: CLUSTER_ACTION, else DESCRIBE per topic, before "
+        "existence",
+        pc.epochs_request,
+        pc.epochs_answered,
+        same([(ABSENT, 0, TAF, -1, -1), (TOPIC, 0, TAF, -1, -1)]),
+    ),
+    Probe(
+        "describe producers",
+        ApiKey.DESCRIBE_PRODUCERS,
+        0,
+        "handleDescribeProducersRequest: READ per topic, before existence, with "
+        "ApiError's default message",
+        pc.producers_request,
+        pc.producers_described,
+        same([(TOPIC, 0, TAF, TOPIC_DENIED, 0), (ABSENT, 0, TAF, TOPIC_DENIED, 0)]),
     ),
     Probe(
         "metadata (by id)",
