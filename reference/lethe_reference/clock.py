@@ -21,6 +21,16 @@ Two readings, as Kafka's ``org.apache.kafka.common.utils.Time`` has them:
 * ``monotonic_ns()``: a clock that never goes backwards, for measuring
   durations (timeouts, backoffs). Only differences of two readings mean anything.
 
+Running on another date (tests only). ``SystemClock(offset_ms)`` reads the
+operating system's time plus ``offset_ms``; without the argument it takes the
+offset from the environment variable :data:`OFFSET_ENV` (``LETHE_CLOCK_OFFSET_MS``,
+default 0), which a test run sets so that every reference broker it starts, in
+process or launched as ``lethe broker``, lives as if it were that much later: how
+the kit proves that no scenario and no wall-clock test depends on today's date
+(fixture record timestamps are absolute). Only ``now_ms`` moves; file mtimes stay
+the operating system's, as under libfaketime (which Python 3.11's ``time.sleep``
+does not survive). Never set it on a broker serving real clients.
+
 A manual clock never goes backwards: Kafka's rules assume time only moves forward
 (a segment whose age was checked cannot become younger), and a test that moves it
 back is almost always a mistake, so it is refused with :class:`ClockError`.
@@ -28,10 +38,14 @@ back is almost always a mistake, so it is refused with :class:`ClockError`.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "ClockError", "ManualClock", "SystemClock"]
+__all__ = ["OFFSET_ENV", "Clock", "ClockError", "ManualClock", "SystemClock"]
+
+#: The environment variable giving :class:`SystemClock`'s default offset in ms (tests only).
+OFFSET_ENV = "LETHE_CLOCK_OFFSET_MS"
 
 _NS_PER_MS = 1_000_000
 
@@ -54,18 +68,22 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """The operating system's clocks (``time.time_ns`` and ``time.monotonic_ns``)."""
+    """The operating system's clocks (``time.time_ns`` and ``time.monotonic_ns``), the
+    wall clock shifted by ``offset_ms`` (default: :data:`OFFSET_ENV`; module docstring)."""
 
-    __slots__ = ()
+    __slots__ = ("_offset_ms",)
+
+    def __init__(self, offset_ms: int | None = None) -> None:
+        self._offset_ms = int(os.environ.get(OFFSET_ENV, "0")) if offset_ms is None else offset_ms
 
     def now_ms(self) -> int:
-        return time.time_ns() // _NS_PER_MS
+        return time.time_ns() // _NS_PER_MS + self._offset_ms
 
     def monotonic_ns(self) -> int:
         return time.monotonic_ns()
 
     def __repr__(self) -> str:
-        return "SystemClock()"
+        return f"SystemClock(offset_ms={self._offset_ms})" if self._offset_ms else "SystemClock()"
 
 
 class ManualClock:

@@ -33,8 +33,10 @@ SCENARIOS = fixtures_root() / "scenarios"
 GATES = load_scenario(SCENARIOS / "kip107" / "kip107-cleanup-policy-gates-delete-records.json")
 GOLDEN = load_scenario(SCENARIOS / "kip107" / "kip107-golden-delete-records.json")
 COMPACT = load_scenario(SCENARIOS / "kip534" / "kip534-compaction-on-any-broker.json")
-#: topic t leaves retention.ms unset and holds records with fixed 2026-11-21 timestamps
-PRODUCER = load_scenario(SCENARIOS / "kip107" / "kip107-producer-outlives-delete-records.json")
+#: topics t and u leave retention.ms unset (and hold no records: a scenario writing fixed
+#: timestamps sets retention.ms -1, so no date of the run deletes them; scenarios/dates.py)
+RELIANT_FILE = SCENARIOS / "kip694" / "kip694-delete-partitions-refusals.json"
+RELIANT = load_scenario(RELIANT_FILE)
 DAY_MS = "86400000"
 WEEK_MS = "604800000"
 
@@ -76,15 +78,18 @@ def test_a_scenario_checking_a_default_the_target_changed_is_not_applicable(
 def test_a_scenario_relying_on_a_default_gets_kafkas_value_on_its_topics(
     day_broker: BootstrapTarget,
 ) -> None:
-    assessed = assess(PRODUCER, target_settings(day_broker))
+    assessed = assess(RELIANT, target_settings(day_broker))
     assert assessed.not_applicable is None
-    assert {s: dict(c) for s, c in assessed.per_topic.items()} == {"t": {"retention.ms": WEEK_MS}}
-    (result,) = run_scenarios(day_broker, [PRODUCER], cleanup=False)
+    assert {s: dict(c) for s, c in assessed.per_topic.items()} == {
+        "t": {"retention.ms": WEEK_MS},
+        "u": {"retention.ms": WEEK_MS},
+    }
+    (result,) = run_scenarios(day_broker, [RELIANT], cleanup=False)
     assert result.outcome is Outcome.PASS, result.detail
     symbol = next(iter(assessed.per_topic))
     with day_broker.connect() as conn:
         listed = [t.name for t in calls.metadata(conn, None).topics]
-        (name,) = [n for n in listed if n.startswith(f"lethe-{PRODUCER.id}-{symbol}-")]
+        (name,) = [n for n in listed if n.startswith(f"lethe-{RELIANT.id}-{symbol}-")]
         configs = calls.describe_configs(conn, calls.RESOURCE_TOPIC, name, ["retention.ms"])
     assert configs.results[0].configs[0].value == WEEK_MS
 
@@ -93,10 +98,10 @@ def test_kafkas_own_defaults_change_nothing() -> None:
     with EmbeddedTarget(clock="wall") as broker:
         values = target_settings(broker)
     assert values["log.retention.hours"] == "168"
-    for scenario in (GATES, GOLDEN, COMPACT, PRODUCER):
+    for scenario in (GATES, GOLDEN, COMPACT, RELIANT):
         assert assess(scenario, values).not_applicable is None
         assert assess(scenario, values).per_topic == {}
-    assert assess(PRODUCER, {}).per_topic == {}  # a target that does not answer: unknown
+    assert assess(RELIANT, {}).per_topic == {}  # a target that does not answer: unknown
 
 
 def test_a_broker_only_setting_relied_on_and_the_scenarios_own_settings() -> None:
@@ -106,11 +111,12 @@ def test_a_broker_only_setting_relied_on_and_the_scenarios_own_settings() -> Non
     assert "log.cleaner.enable=true, the target has false" in assessed.not_applicable
     assert assess(GOLDEN, values).not_applicable is None  # no compacted topic
     # a setting the scenario's own broker sets is its choice, never compared
-    data = json.loads(
-        (SCENARIOS / "kip107" / "kip107-producer-outlives-delete-records.json").read_text()
-    )
+    data = json.loads(RELIANT_FILE.read_text())
     data["setup"]["broker_configs"] = {"log.retention.hours": "1"}
     own = Scenario.from_json(data, "own.json")
     hours = {"log.retention.ms": None, "log.retention.minutes": None, "log.retention.hours": "1"}
     assert assess(own, hours) == Assessment()
-    assert assess(PRODUCER, hours).per_topic == {"t": {"retention.ms": WEEK_MS}}
+    assert assess(RELIANT, hours).per_topic == {
+        "t": {"retention.ms": WEEK_MS},
+        "u": {"retention.ms": WEEK_MS},
+    }

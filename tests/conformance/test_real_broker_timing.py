@@ -54,7 +54,12 @@ from lethe_formats.protocol.messages.produce import (
 )
 
 RECORD = {"key": "k", "value": "v", "timestamp": "1795286504180"}
-TOPIC = {"name": "t", "partitions": 1, "configs": {}}
+#: fixed timestamps need retention.ms -1 (scenarios/dates.py), even on this fake broker
+TOPIC = {
+    "name": "t",
+    "partitions": 1,
+    "configs": {"retention.ms": "-1", "message.timestamp.after.max.ms": "9223372036854775807"},
+}
 PRODUCE = {
     "op": "produce",
     "topic": "t",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from lethe_reference.clock import Clock, ClockError, ManualClock, SystemClock
+from lethe_reference.clock import OFFSET_ENV, Clock, ClockError, ManualClock, SystemClock
 
 
 def test_manual_clock_starts_at_the_given_time() -> None:
@@ -68,9 +68,24 @@ def test_both_clocks_satisfy_the_protocol() -> None:
 
 def test_system_clock_reads_epoch_milliseconds() -> None:
     before = time.time_ns() // 1_000_000
-    now = SystemClock().now_ms()
+    now = SystemClock(0).now_ms()
     after = time.time_ns() // 1_000_000
     assert before <= now <= after
+
+
+def test_system_clock_runs_on_another_date_when_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test-only shift: an argument, else LETHE_CLOCK_OFFSET_MS (clock.py docstring)."""
+    two_days = 2 * 86_400_000
+    before = time.time_ns() // 1_000_000
+    shifted = SystemClock(two_days).now_ms()
+    monkeypatch.setenv(OFFSET_ENV, str(-two_days))
+    from_env = SystemClock().now_ms()
+    after = time.time_ns() // 1_000_000
+    assert before + two_days <= shifted <= after + two_days
+    assert before - two_days <= from_env <= after - two_days
+    assert repr(SystemClock(5)) == "SystemClock(offset_ms=5)"
+    monkeypatch.delenv(OFFSET_ENV)
+    assert repr(SystemClock()) == "SystemClock()"
 
 
 def test_system_monotonic_clock_never_decreases() -> None:

@@ -19,7 +19,8 @@ with the file and a location:
    path per clock (steps with ``clock``) has ``wall_clock``, lists no time-control
    capability in ``requires`` (only its virtual steps use them), and
    ``wall_clock.virtual_only`` names exactly the requirements no wall-path step
-   shows;
+   shows; no absolute record timestamp depends on the date of the run
+   (:mod:`lethe_conformance.scenarios.dates`);
 4. every requirement ID exists in the requirement catalog (the message names
    the scenario and the ID). By default the catalog is fixtures/requirements/;
    ``known_requirements`` gives another set of IDs, and ``check_catalog=False``
@@ -40,6 +41,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unus
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.protocol.error_codes import ErrorCode
 
+from lethe_conformance.scenarios.dates import check_dates
 from lethe_conformance.scenarios.model import (
     CAPABILITY_OF_OP,
     TIME_CONTROL,
@@ -195,6 +197,7 @@ def _check_rules(data: Mapping[str, Any], path: Path) -> None:
         if name not in ErrorCode.__members__:
             raise ScenarioError(source, json_path, f"unknown Kafka error name {name!r}")
     _check_setup(data["setup"], source)
+    check_dates(data, source)
     if data["setup"].get("broker_configs") and "own-log-dir" not in requires:
         raise ScenarioError(
             source, "$.setup.broker_configs", "broker settings need 'own-log-dir' in $.requires"
