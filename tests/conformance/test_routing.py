@@ -220,3 +220,16 @@ def test_requests_reach_every_leader_and_follow_a_move(cluster: EmbeddedCluster)
         assert conn.view.leaders[("routed", 0)] == other  # type: ignore[attr-defined]
     finally:
         conn.close()
+
+
+def test_a_single_broker_is_reached_where_we_reached_it() -> None:
+    """One broker in Metadata: everything goes to the bootstrap connection, even when the
+    advertised address differs (a proxy in front of the broker)."""
+    view = ClusterView()
+    view.learn_metadata(
+        MetadataResponse(
+            brokers=(MetadataResponseBroker(1, "10.0.0.9", 9092),),
+            topics=_metadata({0: 1}).topics,
+        )
+    )
+    assert split(_delete(0), view) == [(None, _delete(0))]

@@ -229,7 +229,11 @@ def needs(body: Struct, view: ClusterView) -> Needs:
 
 
 def split(body: Struct, view: ClusterView) -> list[tuple[int | None, Struct]]:
-    """``body`` as one request per destination, in first-seen order (None: any broker)."""
+    """``body`` as one request per destination, in first-seen order (None: any broker).
+    A view of one broker sends everything to the bootstrap connection: the address it
+    advertises may not be the one we reached it at (a proxy in front, a port forward)."""
+    if len(view.brokers) <= 1:
+        return [(None, body)]
     shape = _SHAPES.get(type(body))
     if shape is not None:
         return _split_partitions(body, shape, view)
