@@ -156,7 +156,8 @@ def test_a_broker_config_goes_to_that_broker_other_requests_anywhere() -> None:
     broker = DescribeConfigsRequest((DescribeConfigsResource(4, "2", None),))
     topic = DescribeConfigsRequest((DescribeConfigsResource(2, "t", None),))
     assert split(broker, view)[0][0] == 2
-    assert split(topic, view)[0][0] is None
+    assert needs(topic, ClusterView()).topics == ("t",)
+    assert split(topic, view)[0][0] == 1  # the leader of partition 0 (a change shows there)
     assert split(MetadataRequest(topics=None), view)[0][0] is None
 
 

@@ -26,7 +26,13 @@ and resends only if the destination changed (a deliberate probe, e.g. a fenced
 epoch on a steady leader, is answered once, as sent).
 
 A broker config resource (DescribeConfigs / IncrementalAlterConfigs naming a
-node id) goes to that broker, as Kafka's admin client sends it.
+node id) goes to that broker, as Kafka's admin client sends it. A topic's
+DescribeConfigs goes to the leader of its partition 0: any broker may answer
+it from its own metadata image, and a config change reaches the brokers one by
+one, so a scenario waiting for a change to show waits for it where the
+partition's requests will be judged (found on a 3-node Kafka 4.0: the
+bootstrap broker showed ``cleanup.policy=compact`` while the leader still
+accepted DeleteRecords).
 """
 
 from __future__ import annotations
@@ -85,6 +91,7 @@ STALE = frozenset(
         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
     }
 )
+_RESOURCE_TOPIC = 2
 _RESOURCE_BROKER = 4
 
 
@@ -225,6 +232,9 @@ def needs(body: Struct, view: ClusterView) -> Needs:
     group = group_of(body)
     if group is not None and group not in view.coordinators:
         return Needs(group=group)
+    topic = _described_topic(body)
+    if topic is not None and topic not in view.topics:
+        return Needs(topics=(topic,))
     return Needs()
 
 
@@ -319,7 +329,19 @@ def _split_partitions(
     return parts
 
 
+def _described_topic(body: Struct) -> str | None:
+    """The topic a DescribeConfigs of one topic asks about."""
+    if isinstance(body, DescribeConfigsRequest) and len(body.resources) == 1:
+        resource = body.resources[0]
+        if resource.resource_type == _RESOURCE_TOPIC and resource.resource_name:
+            return str(resource.resource_name)
+    return None
+
+
 def _config_node(body: Struct, view: ClusterView) -> int | None:
+    topic = _described_topic(body)
+    if topic is not None:
+        return view.node_of(topic, 0)
     if not isinstance(body, DescribeConfigsRequest | IncrementalAlterConfigsRequest):
         return None
     for resource in body.resources:
