@@ -89,7 +89,11 @@ class KnownFailureError(ConformanceFailureError):
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("lethe", "lethe conformance suite (pytest --pyargs lethe_conformance)")
-    group.addoption("--lethe-target", metavar="HOST:PORT", help="broker under test")
+    group.addoption(
+        "--lethe-target",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="broker or cluster under test (bootstrap.servers)",
+    )
     group.addoption(
         "--lethe-embedded",
         action="store_true",

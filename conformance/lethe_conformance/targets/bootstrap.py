@@ -2,7 +2,12 @@
 
 Theory of operation
 -------------------
-:class:`BootstrapTarget` knows only ``host:port``. What else it can do is what
+:class:`BootstrapTarget` knows only ``host:port``, or several, comma-separated
+as Kafka's ``bootstrap.servers``: a cluster reached by address. Its connections
+are :class:`~lethe_conformance.client.routed.RoutedConnection` objects: they
+bootstrap through the first address that answers and send each partition's
+requests to its leader (Metadata), each group's to its coordinator
+(FindCoordinator), following a leader that moves. What else it can do is what
 the user grants it:
 
 * ``log_dir``: a path where the runner can read the broker's log directory
@@ -52,6 +57,7 @@ from lethe_conformance.client.connection import (
     PlainCredentials,
 )
 from lethe_conformance.client.errors import TargetUnreachableError
+from lethe_conformance.client.routed import RoutedConnection
 from lethe_conformance.targets.base import (
     CLOCK_CONTROL,
     PRINCIPALS,
@@ -63,7 +69,14 @@ from lethe_conformance.targets.base import (
 )
 from lethe_conformance.targets.profiles import ProfilesOnce
 
-__all__ = ["ADVANCE_TIME", "HOOK_ACTIONS", "BootstrapTarget", "ControlHook", "parse_bootstrap"]
+__all__ = [
+    "ADVANCE_TIME",
+    "HOOK_ACTIONS",
+    "BootstrapTarget",
+    "ControlHook",
+    "parse_bootstrap",
+    "parse_bootstrap_servers",
+]
 
 ADVANCE_TIME = "advance-time"
 RESTART_ACTION = "restart"
@@ -78,6 +91,15 @@ def parse_bootstrap(address: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"bootstrap address {address!r} is not HOST:PORT")
     return host.strip("[]"), int(port)
+
+
+def parse_bootstrap_servers(addresses: str) -> tuple[tuple[str, int], ...]:
+    """``HOST:PORT[,HOST:PORT...]`` (``bootstrap.servers``) -> the addresses, in order;
+    ValueError names the bad one."""
+    listed = [a.strip() for a in addresses.split(",")]
+    if not any(listed):
+        raise ValueError(f"bootstrap address {addresses!r} is not HOST:PORT")
+    return tuple(parse_bootstrap(a) for a in listed if a)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +152,7 @@ class BootstrapTarget(ProfilesOnce):
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         restart_timeout_s: float = 120.0,
     ) -> None:
-        self._host, self._port = parse_bootstrap(address)
+        self._addresses = parse_bootstrap_servers(address)
         self._log_dir = None if log_dir is None else Path(log_dir)
         self._sasl = sasl
         self._roles = {} if sasl is None or user is None else {"admin": sasl, "user": user}
@@ -140,7 +162,7 @@ class BootstrapTarget(ProfilesOnce):
 
     @property
     def name(self) -> str:
-        return f"{self._host}:{self._port}"
+        return ",".join(_joined(host, port) for host, port in self._addresses)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -155,16 +177,16 @@ class BootstrapTarget(ProfilesOnce):
         )
 
     def connect(self) -> KafkaConnection:
-        return KafkaConnection.open(
-            self._host, self._port, request_timeout=self._request_timeout, sasl=self._sasl
+        return RoutedConnection.open_first(
+            self._addresses, request_timeout=self._request_timeout, sasl=self._sasl
         )
 
     def connect_as(self, role: str) -> KafkaConnection:
         """A connection authenticated as ``role`` (capability ``principals``)."""
         if role not in self._roles:
             raise CapabilityMissingError(self.name, PRINCIPALS)
-        return KafkaConnection.open(
-            self._host, self._port, request_timeout=self._request_timeout, sasl=self._roles[role]
+        return RoutedConnection.open_first(
+            self._addresses, request_timeout=self._request_timeout, sasl=self._roles[role]
         )
 
     def principal_of(self, role: str) -> str:
@@ -203,3 +225,7 @@ class BootstrapTarget(ProfilesOnce):
                         f"after restart: {error}"
                     ) from None
                 time.sleep(_RECONNECT_POLL_S)
+
+
+def _joined(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

@@ -14,7 +14,10 @@ shared controller, as a KRaft broker answers from its metadata image
   and as offline replicas those on brokers that are not alive.
 
 Both functions return None / the entry unchanged for a single broker, so the
-Metadata handler calls them unconditionally.
+Metadata handler calls them unconditionally. :func:`cluster_leader` is the same
+view for FindCoordinator: a group's coordinator is the leader of its
+``__consumer_offsets`` partition (Kafka's ``KafkaApis.getCoordinator``), not the
+broker that was asked.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from lethe_reference.cluster.membership import member_of
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
 
-__all__ = ["cluster_brokers", "cluster_partition"]
+__all__ = ["cluster_brokers", "cluster_leader", "cluster_partition"]
 
 
 def cluster_brokers(broker: Broker) -> tuple[MetadataResponseBroker, ...] | None:
@@ -47,6 +50,21 @@ def cluster_brokers(broker: Broker) -> tuple[MetadataResponseBroker, ...] | None
         if peer is not None and member.controller.is_alive(node):
             entries.append(MetadataResponseBroker(node_id=node, host=peer.host, port=peer.port))
     return tuple(entries)
+
+
+def cluster_leader(broker: Broker, topic: str, partition: int) -> tuple[int, str, int] | None:
+    """``(node, host, port)`` of the partition's live leader, ``(-1, "", -1)`` when it has
+    none, or None for a single broker (the caller answers with itself)."""
+    member = member_of(broker)
+    if member is None:
+        return None
+    state = member.state((topic, partition))
+    if state is None:
+        return None
+    peer = member.peer(state.leader) if state.leader >= 0 else None
+    if peer is None or not member.controller.is_alive(state.leader):
+        return -1, "", -1
+    return state.leader, peer.host, peer.port
 
 
 def cluster_partition(

@@ -97,11 +97,13 @@ from lethe_reference.cluster.group import (
     SyncResult,
 )
 from lethe_reference.cluster.group_runtime import client_host, runtime_of
+from lethe_reference.cluster.metadata_view import cluster_leader
 from lethe_reference.handlers import group_access as access
 from lethe_reference.handlers.authz import OMITTED, authorized_operations
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.endpoints import advertised_endpoint
+from lethe_reference.metadata import CONSUMER_OFFSETS
 from lethe_reference.purgatory import Deferred
 
 if TYPE_CHECKING:
@@ -127,7 +129,11 @@ def handle_find_coordinator(
         code = access.find_refusal(broker, ctx, key_type, request.key) or runtime_of(
             broker
         ).find_coordinator(key_type, request.key)
-        node_id, host, port = node if code is ErrorCode.NONE else _NO_NODE
+        found = node
+        if code is ErrorCode.NONE and key_type == KEY_TYPE_GROUP:
+            offsets = runtime_of(broker).coordinator.partition_for(request.key)
+            code, found = _coordinator(broker, offsets, node)
+        node_id, host, port = found if code is ErrorCode.NONE else _NO_NODE
         return FindCoordinatorResponse(
             error_code=code,
             error_message=_message(code),
@@ -150,9 +156,25 @@ def handle_find_coordinator(
         code = refusal or runtime.find_coordinator(key_type, key)
         if creating and key_type == KEY_TYPE_GROUP and refusal is None:  # created asynchronously
             code = ErrorCode.COORDINATOR_NOT_AVAILABLE
-        node_id, host, port = node if code is ErrorCode.NONE else _NO_NODE
+        found = node
+        if code is ErrorCode.NONE and key_type == KEY_TYPE_GROUP:
+            code, found = _coordinator(broker, runtime.coordinator.partition_for(key), node)
+        node_id, host, port = found if code is ErrorCode.NONE else _NO_NODE
         entries.append(Coordinator(key, node_id, host, port, code, ""))
     return FindCoordinatorResponse(coordinators=tuple(entries))
+
+
+def _coordinator(
+    broker: Broker, partition: int, this: tuple[int, str, int]
+) -> tuple[ErrorCode, tuple[int, str, int]]:
+    """The group's coordinator: the leader of its ``__consumer_offsets`` partition in a
+    cluster (COORDINATOR_NOT_AVAILABLE while it has none), this broker when alone."""
+    leader = cluster_leader(broker, CONSUMER_OFFSETS, partition)
+    if leader is None:
+        return ErrorCode.NONE, this
+    if leader[0] < 0:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE
+    return ErrorCode.NONE, leader
 
 
 # -- JoinGroup ------------------------------------------------------------------------------

@@ -53,7 +53,11 @@ def register(subparsers: Any) -> None:
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     runner = actions.add_parser("run", help="run the scenarios, print the matrix, gate")
-    runner.add_argument("--target", metavar="HOST:PORT", help="a broker's bootstrap address")
+    runner.add_argument(
+        "--target",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="a broker's or a cluster's bootstrap address(es), as bootstrap.servers",
+    )
     runner.add_argument("--log-dir", type=Path, metavar="DIR", help="the target's log dir")
     runner.add_argument("--control", metavar="CMD", help="control hook command for the target")
     runner.add_argument(
