@@ -21,10 +21,9 @@ from typing import Any
 
 from lethe_conformance.scenarios import ScenarioError, wall_clock_broker_configs
 from lethe_conformance.scenarios.loader import load_scenarios, scenario_files
+from lethe_conformance.targets.base import CLUSTER_CONTROL
 
 __all__ = ["register", "settings"]
-
-CLUSTER_CONTROL = "cluster-control"
 
 
 def register(actions: Any) -> None:
