@@ -9,7 +9,8 @@ coordinator runtime are to the broker, for the one node this broker is:
   broker config (``group.initial.rebalance.delay.ms``,
   ``group.min.session.timeout.ms``, ``group.max.session.timeout.ms``,
   ``group.max.size``, ``offsets.topic.num.partitions``,
-  ``offset.metadata.max.bytes``); they are read-only in Kafka, so once.
+  ``offset.metadata.max.bytes``, ``offsets.retention.minutes``,
+  ``offsets.retention.check.interval.ms``); they are read-only in Kafka, so once.
 * **The offsets topic.** ``__consumer_offsets`` is created the first time a
   client looks for a group coordinator (FindCoordinator, key type 0), as
   Kafka's ``AutoTopicCreationManager`` does, with Kafka's internal-topic
@@ -114,6 +115,8 @@ def group_config(config: BrokerConfig) -> GroupConfig:
         group_max_session_timeout_ms=config.get_int("group.max.session.timeout.ms"),
         group_max_size=config.get_int("group.max.size"),
         offset_metadata_max_bytes=config.get_int("offset.metadata.max.bytes"),
+        offsets_retention_ms=config.get_int("offsets.retention.minutes") * 60_000,
+        offsets_retention_check_interval_ms=config.get_int("offsets.retention.check.interval.ms"),
     )
 
 

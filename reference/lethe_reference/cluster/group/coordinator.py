@@ -10,7 +10,8 @@ adding one concern to the same state::
         MembershipLogic JoinGroup, SyncGroup, Heartbeat, LeaveGroup
           OffsetLogic   OffsetCommit, OffsetFetch
             DeletionLogic OffsetDelete, DeleteGroups
-              GroupCoordinator
+              CleanupLogic  the periodic expiration job (offsets, Empty groups)
+                GroupCoordinator
 
 Building one::
 
@@ -28,10 +29,10 @@ the reply is known. Nothing here touches a socket or a thread.
 
 from __future__ import annotations
 
-from lethe_reference.cluster.group.deletion import DeletionLogic
+from lethe_reference.cluster.group.cleanup import CleanupLogic
 
 __all__ = ["GroupCoordinator"]
 
 
-class GroupCoordinator(DeletionLogic):
+class GroupCoordinator(CleanupLogic):
     """Kafka 4.0's classic group coordinator (see the module docstring)."""

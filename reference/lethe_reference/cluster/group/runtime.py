@@ -84,6 +84,10 @@ class GroupConfig:
     offset_metadata_max_bytes: int = 4096
     #: how long a new member's JoinGroup may wait (Kafka's fixed 5 minutes)
     new_member_join_timeout_ms: int = 300_000
+    #: ``offsets.retention.minutes`` in ms: how long offsets of an Empty group live
+    offsets_retention_ms: int = 7 * 24 * 3600 * 1000
+    #: how often each loaded partition runs the expiration job (``cleanup``)
+    offsets_retention_check_interval_ms: int = 600_000
 
 
 def _random_suffix() -> str:
@@ -184,10 +188,14 @@ class CoordinatorRuntime:
 
     def _write(self, group_id: str, records: list[RecordSpec]) -> int:
         """Append ``records`` to the group's partition; NONE or the append's error code."""
+        return self._write_partition(self.partition_for(group_id), records, f"group {group_id}")
+
+    def _write_partition(self, partition: int, records: list[RecordSpec], what: str = "") -> int:
+        """Append ``records`` to ``partition``; NONE or the append's error code."""
         try:
-            self._append(self.partition_for(group_id), build_records_batch(records))
+            self._append(partition, build_records_batch(records))
         except AppendError as error:
-            _log.warning("write for group %s failed: %s", group_id, error)
+            _log.warning("write for %s failed: %s", what or f"partition {partition}", error)
             return error.error_code
         return codes.NONE
 
