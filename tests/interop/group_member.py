@@ -16,14 +16,15 @@ import asyncio
 import json
 import signal
 import sys
+import threading
 from collections.abc import Callable
 
-_stopping = False
+#: set by SIGTERM: the poll loop ends and the consumer closes
+STOP = threading.Event()
 
 
 def _stop(*_: object) -> None:
-    global _stopping
-    _stopping = True
+    STOP.set()
 
 
 def _report(previous: list[int] | None, current: list[int]) -> list[int]:
@@ -44,7 +45,7 @@ def run_kafka_python(bootstrap: str, topic: str, group: str, session_ms: int) ->
     )
     consumer.subscribe([topic])
     seen: list[int] | None = None
-    while not _stopping:
+    while not STOP.is_set():
         consumer.poll(200)
         seen = _report(seen, sorted(tp.partition for tp in consumer.assignment()))
     consumer.close()
@@ -64,7 +65,7 @@ def run_aiokafka(bootstrap: str, topic: str, group: str, session_ms: int) -> Non
         )
         await consumer.start()
         seen: list[int] | None = None
-        while not _stopping:
+        while not STOP.is_set():
             await consumer.getmany(timeout_ms=200)
             seen = _report(seen, sorted(tp.partition for tp in consumer.assignment()))
         await consumer.stop()
@@ -86,7 +87,7 @@ def run_confluent(bootstrap: str, topic: str, group: str, session_ms: int) -> No
     )
     consumer.subscribe([topic])
     seen: list[int] | None = None
-    while not _stopping:
+    while not STOP.is_set():
         consumer.poll(0.2)
         seen = _report(seen, sorted(tp.partition for tp in consumer.assignment()))
     consumer.close()

@@ -11,9 +11,12 @@ from __future__ import annotations
 from group_support import GROUP, Harness, done
 from lethe_formats.coordinator import GroupMetadataKey, OffsetCommitKey
 from lethe_formats.coordinator.consumer_protocol import ConsumerSubscription, encode_subscription
+from lethe_formats.fixtures import fixtures_root
+from lethe_reference.clock import ManualClock
 from lethe_reference.cluster.group import (
     CommitOffset,
     GroupConfig,
+    JoinResult,
     LeaveMember,
     OffsetCommitRequest,
 )
@@ -190,3 +193,28 @@ def test_reloaded_empty_group_is_removed_interval_after_the_load() -> None:
     assert listed(h) == [GROUP]
     h.advance(INTERVAL // 2)
     assert listed(h) == []
+
+
+def test_tombstone_batch_is_the_one_kafka_wrote() -> None:
+    """Kafka 4.0.0's cleanup of ``console-consumer-31582`` wrote offset 3 of
+    ``__consumer_offsets-0`` (fixtures/golden/consumer-groups/kafka, dump.txt: CreateTime
+    1795814593116, 94 bytes at position 596). lethe's batch for the same run is the same
+    bytes once the log has set the base offset (3) and the leader epoch (0)."""
+    log = fixtures_root() / "golden" / "consumer-groups" / "kafka" / "__consumer_offsets-0"
+    kafka = (log / "00000000000000000000.log").read_bytes()[596 : 596 + 94]
+    written_at = 1_795_814_593_116
+    h = Harness(
+        GroupConfig(group_initial_rebalance_delay_ms=0),
+        clock=ManualClock(written_at - INTERVAL),
+    )
+    group = "console-consumer-31582"
+    assert h.coordinator.partition_for(group) == 0
+    first = h.join("console-consumer", group_id=group)
+    assert isinstance(first, JoinResult)
+    done(h.join("console-consumer", first.member_id, group_id=group))
+    member = first.member_id
+    h.coordinator.leave_group(group, [LeaveMember(member)])
+    h.advance(INTERVAL)
+    partition, ours = h.batches[-1]
+    placed = (3).to_bytes(8, "big") + ours[8:12] + (0).to_bytes(4, "big") + ours[16:]
+    assert (partition, placed) == (0, kafka)
