@@ -51,13 +51,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from lethe_formats.coordinator import GroupMetadataKey, encode_key
-from lethe_formats.coordinator.consumer_protocol import decode_subscription
-from lethe_formats.errors import FormatError
 from lethe_formats.model import Record
 from lethe_formats.records.builder import RecordSpec
 
 from lethe_reference.cluster.group.api import TopicPartition
-from lethe_reference.cluster.group.deletion import DeletionLogic
+from lethe_reference.cluster.group.deletion import DeletionLogic, known_subscription
 from lethe_reference.cluster.group.group import ClassicGroup
 from lethe_reference.cluster.group.persistence import OffsetAndMetadata
 from lethe_reference.cluster.group.state import GroupState
@@ -65,25 +63,6 @@ from lethe_reference.cluster.group.state import GroupState
 __all__ = ["CleanupLogic", "expirable_since"]
 
 _S = GroupState
-_CONSUMER = "consumer"
-
-
-def known_subscription(group: ClassicGroup) -> frozenset[str] | None:
-    """Kafka's ``computeSubscribedTopics``: None when the coordinator cannot know
-    (not a ``consumer`` group, no protocol chosen, metadata that does not decode)."""
-    if group.protocol_type != _CONSUMER:
-        return None
-    if not group.members:
-        return frozenset()
-    if group.protocol_name is None:
-        return None
-    topics: set[str] = set()
-    for member in group.members.values():
-        try:
-            topics.update(decode_subscription(member.metadata(group.protocol_name)).topics)
-        except FormatError:
-            return None
-    return frozenset(topics)
 
 
 def expirable_since(group: ClassicGroup) -> str | None:

@@ -51,7 +51,7 @@ from lethe_reference.cluster.group.group import ClassicGroup
 from lethe_reference.cluster.group.offsets import OffsetLogic
 from lethe_reference.cluster.group.state import GroupState
 
-__all__ = ["DeletionLogic", "OffsetDeleteResult", "subscribed_topics"]
+__all__ = ["DeletionLogic", "OffsetDeleteResult", "known_subscription", "subscribed_topics"]
 
 _S = GroupState
 _CONSUMER = "consumer"
@@ -68,18 +68,27 @@ class OffsetDeleteResult:
     partitions: dict[TopicPartition, int] = field(default_factory=dict)
 
 
-def subscribed_topics(group: ClassicGroup) -> frozenset[str]:
-    """The topics a classic group subscribes to (see the module docstring)."""
-    if group.protocol_type != _CONSUMER or not group.members:
+def known_subscription(group: ClassicGroup) -> frozenset[str] | None:
+    """Kafka's ``computeSubscribedTopics``: None when the coordinator cannot know
+    (not a ``consumer`` group, no protocol chosen, metadata that does not decode)."""
+    if group.protocol_type != _CONSUMER:
+        return None
+    if not group.members:
         return frozenset()
-    protocol = group.protocol_name or ""
+    if group.protocol_name is None:
+        return None
     topics: set[str] = set()
     for member in group.members.values():
         try:
-            topics.update(decode_subscription(member.metadata(protocol)).topics)
+            topics.update(decode_subscription(member.metadata(group.protocol_name)).topics)
         except FormatError:
-            return frozenset()
+            return None
     return frozenset(topics)
+
+
+def subscribed_topics(group: ClassicGroup) -> frozenset[str]:
+    """The topics a classic group subscribes to (see the module docstring)."""
+    return known_subscription(group) or frozenset()
 
 
 class DeletionLogic(OffsetLogic):
