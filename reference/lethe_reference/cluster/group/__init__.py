@@ -4,7 +4,8 @@ Modules, bottom up: ``codes`` (Kafka error codes), ``state`` (the transition
 table), ``support`` (partition choice, timers, pending replies), ``api``
 (request and result values), ``group`` (a group's members), ``persistence``
 (its ``__consumer_offsets`` records), ``runtime``, ``rebalance``,
-``membership``, ``offsets``, ``deletion`` and ``coordinator`` (the public class).
+``membership``, ``offsets``, ``deletion``, ``cleanup`` (the periodic expiration of
+offsets and Empty groups) and ``coordinator`` (the public class).
 """
 
 from __future__ import annotations
