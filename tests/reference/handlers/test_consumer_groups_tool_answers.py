@@ -238,8 +238,9 @@ def test_consumer_groups_tool_scenario_answers_as_kafka(tmp_path: Path) -> None:
     c2 = join(broker, SHOP, session_ms=6000)
     expect_members(broker, "members-c2")
     commit(broker, column("describe-expired", "CURRENT-OFFSET"), c2, 3)
-    advance(broker, 5_999)
+    advance(broker, 5_999)  # killed: no heartbeat, but still a member until its session ends
     assert described(broker).group_state == "Stable"
+    expect_members(broker, "members-killed")
     advance(broker, 1)  # heartbeat expiry: removed, the group rebalances to Empty
     expect_lists(broker, "expired")
     expect_state(broker, "state-expired")
