@@ -266,3 +266,22 @@ def test_consumer_groups_tool_scenario_answers_as_kafka(tmp_path: Path) -> None:
     log = broker.log(CONSUMER_OFFSETS, partition)
     last = decode_record(list(_stored_records(log))[-1])
     assert (last.key, last.value) == (GroupMetadataKey(anonymous), None)
+
+
+def test_broker_settings_drive_the_offsets_expiry(tmp_path: Path) -> None:
+    """``offsets.retention.minutes`` and ``offsets.retention.check.interval.ms`` from the
+    broker config: an Empty group's offsets expire a retention after it became Empty, at
+    the next cleanup run, then the group is gone (OffsetFetch answers nothing stored)."""
+    settings = {"offsets.retention.minutes": "1", "offsets.retention.check.interval.ms": "15000"}
+    broker = new_broker(tmp_path, settings)
+    find(broker, 4, (SHOP,))
+    broker.create_topic(TOPIC, 3)
+    member = join(broker, SHOP)
+    commit(broker, {0: 4}, member, 1)
+    leave(broker, SHOP, member)  # Empty from now
+    advance(broker, 45_000)  # runs at 15, 30, 45 s: younger than a minute
+    assert listed(broker) == {SHOP: "Empty"}
+    assert fetched(broker) == {0: 4}
+    advance(broker, 15_000)  # the run at 60 s: a minute after the group became Empty
+    assert listed(broker) == {}
+    assert fetched(broker) == {}
