@@ -14,7 +14,7 @@ and the views after that, a deletion, then ``--list`` polled until the random gr
 (Kafka removes an Empty group without offsets in its periodic cleanup,
 ``offsets.retention.check.interval.ms``). With ``SERVER_LOG`` (Kafka's server.log), the
 lines of that cleanup are kept too. Run it against a real Kafka 4.0.0 (the fixture) and
-against ``lethe broker`` (tests/reference/group/test_consumer_groups_tool.py).
+against ``lethe broker`` (tests/interop/test_consumer_groups_tool.py, which masks member ids).
 """
 
 from __future__ import annotations
