@@ -96,8 +96,10 @@ def load_keystore(settings: Mapping[str, str]) -> KeyMaterial | None:
     key, chain = settings.get("ssl.keystore.key"), settings.get("ssl.keystore.certificate.chain")
     path, password = settings.get("ssl.keystore.location"), settings.get("ssl.keystore.password")
     key_password = settings.get("ssl.key.password")
-    if key is None and chain is None and path is None and password is None:
-        return None
+    if key is None and chain is None and path is None:
+        if password is None:
+            return None
+        raise SslConfigError("SSL key store is not specified, but key store password is specified.")
     kind = _type(settings, "ssl.keystore.type")
     if key is not None:
         if kind != PEM:

@@ -204,7 +204,7 @@ def _attribute(attribute: x509.NameAttribute[str | bytes]) -> str:
 
 
 def _escape(value: str) -> str:
-    out = "".join("\\" + ch if ch in ',+"\\<>;' else ch for ch in value)
+    out = "".join("\\" + ch if ch in ',+="\\<>;' else ch for ch in value)
     if out.startswith(("#", " ")):
         out = "\\" + out
     if out.endswith(" ") and not out.endswith("\\ "):
