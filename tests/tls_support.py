@@ -219,9 +219,9 @@ class CliBroker:
 
     def run(self, timeout_s: float = 120) -> int:
         """Start and wait for the exit (a broker that must refuse to start)."""
-        return subprocess.run(
-            self._command(), stderr=self.log.open("wb"), timeout=timeout_s
-        ).returncode
+        with self.log.open("wb") as out:
+            done = subprocess.run(self._command(), stderr=out, timeout=timeout_s, check=False)
+        return done.returncode
 
     def __enter__(self) -> CliBroker:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}

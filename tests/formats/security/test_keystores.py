@@ -137,7 +137,7 @@ def test_wrong_passwords_and_missing_files_name_what_failed(certs: Certs) -> Non
                 "ssl.key.password": "wrong",
             }
         )
-    with pytest.raises(SslConfigError, match="encrypted and ssl.key.password is not set"):
+    with pytest.raises(SslConfigError, match=r"encrypted and ssl\.key\.password is not set"):
         load_keystore(
             {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(certs.server_pem_encrypted)}
         )
