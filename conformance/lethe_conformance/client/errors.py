@@ -73,7 +73,7 @@ class TargetNonsenseError(ClientError):
 
 
 class AuthenticationError(ClientError):
-    """SASL/PLAIN was refused."""
+    """SASL authentication was refused (any mechanism)."""
 
 
 class UnsupportedApiError(ClientError):
