@@ -19,7 +19,12 @@ from pathlib import Path
 import pytest
 from lethe_conformance.client.connection import KafkaConnection
 from lethe_conformance.client.errors import AuthenticationError, TargetUnreachableError
+from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_formats.protocol.messages.metadata import MetadataRequest, MetadataResponse
+from lethe_formats.protocol.messages.sasl_handshake import (
+    SaslHandshakeRequest,
+    SaslHandshakeResponse,
+)
 from lethe_formats.security.sasl_client import SaslCredentials
 from lethe_formats.security.tls import client_context
 from tls_support import (
@@ -74,6 +79,12 @@ def test_ssl_and_sasl_ssl_listeners_serve_tls_and_every_sasl_mechanism(
             wrong = SaslCredentials(ADMIN[0], "wrong", mechanism)
             with pytest.raises(AuthenticationError, match="SASL_AUTHENTICATION_FAILED"):
                 open_connection(sasl_address, tls=trusting(certs), sasl=wrong)
+        # an unsupported mechanism: 33 with the enabled list in Kafka 4.0.0's order (a
+        # HashSet's, seen on a real 4.0.0 with the same sasl.enabled.mechanisms)
+        with open_connection(sasl_address, tls=trusting(certs)) as conn:
+            refused = conn.call(SaslHandshakeRequest("GSSAPI"), SaslHandshakeResponse, version=1)
+        assert refused.error_code == ErrorCode.UNSUPPORTED_SASL_MECHANISM
+        assert list(refused.mechanisms) == ["PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256"]
         # the listener speaks TLS only: a SASL client without TLS gets no answer
         with pytest.raises(TargetUnreachableError):
             open_connection(sasl_address, sasl=SaslCredentials(*ADMIN), connect_timeout=5)
