@@ -1,22 +1,16 @@
-"""The client side of SCRAM, judged by RFC 7677's SCRAM-SHA-256 example exchange, and
-against lethe's server side for both mechanisms (proof accepted, signature checked)."""
+"""The client side of SCRAM (lethe_formats.security), judged by RFC 7677's SCRAM-SHA-256
+example exchange (the vector test_scram.py holds), and against lethe's server side for
+both mechanisms (proof accepted, signature checked)."""
 
 from __future__ import annotations
 
 import pytest
 from lethe_formats.security.sasl_client import SaslClient, SaslCredentials
 from lethe_formats.security.scram import ScramClient, ScramError
+from lethe_reference.protocol.scram import ScramServer, scram_credential
+from test_scram import CLIENT_FINAL, CLIENT_FIRST, SERVER_FINAL, SERVER_FIRST
 
-# RFC 7677 section 3: user "user", password "pencil"
 CLIENT_NONCE = "rOprNGfwEbeRWgbNEkqO"
-SERVER_FIRST = (
-    b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
-)
-CLIENT_FINAL = (
-    b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
-    b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
-)
-SERVER_FINAL = b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
 
 
 def rfc_client() -> ScramClient:
@@ -25,7 +19,7 @@ def rfc_client() -> ScramClient:
 
 def test_rfc7677_exchange_byte_for_byte() -> None:
     client = rfc_client()
-    assert client.first() == b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
+    assert client.first() == CLIENT_FIRST
     assert client.final(SERVER_FIRST) == CLIENT_FINAL
     client.verify(SERVER_FINAL)  # the server proved it knows the key
 
@@ -69,3 +63,23 @@ def test_plain_is_one_rfc4616_token() -> None:
 def test_an_unknown_mechanism_is_refused_when_the_credentials_are_made() -> None:
     with pytest.raises(ValueError, match="GSSAPI is not supported"):
         SaslCredentials("alice", "x", "GSSAPI")
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "hash_name"), [("SCRAM-SHA-256", "sha256"), ("SCRAM-SHA-512", "sha512")]
+)
+def test_client_and_server_agree_and_a_wrong_password_is_refused(
+    mechanism: str, hash_name: str
+) -> None:
+    users = {"alice": scram_credential("alice-secret", hash_name)}
+    for password, accepted in (("alice-secret", True), ("wrong", False)):
+        server = ScramServer(mechanism, users)
+        client = SaslClient(SaslCredentials("alice", password, mechanism))
+        final = client.next(server.evaluate(client.first()))
+        assert final is not None
+        if accepted:
+            assert client.next(server.evaluate(final)) is None
+            assert server.complete and server.username == "alice"
+        else:
+            with pytest.raises(ScramError):
+                server.evaluate(final)
