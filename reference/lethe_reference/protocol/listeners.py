@@ -1,4 +1,4 @@
-"""Listener security settings: which listener speaks what, and SASL/PLAIN users.
+"""Listener security settings: which listener speaks what, SASL users, TLS settings.
 
 Theory of operation
 -------------------
