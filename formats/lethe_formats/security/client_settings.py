@@ -143,6 +143,8 @@ def security_from_options(
         raise ClientSecurityError(f"security protocol {chosen} needs a SASL user name and password")
     if username is not None and not chosen.startswith("SASL_"):
         raise ClientSecurityError(f"security protocol {chosen} takes no SASL user name")
+    if mechanism is not None and username is None:
+        raise ClientSecurityError("a SASL mechanism needs a SASL user name and password")
     tls_given = any(v is not None for v in (cafile, certfile, keyfile, key_password))
     if tls_given and not chosen.endswith("SSL"):
         raise ClientSecurityError(f"TLS files need security protocol SSL or SASL_SSL, not {chosen}")
@@ -165,8 +167,8 @@ def _pem_context(
         context = client_context(settings)
     except SslConfigError as error:
         raise ClientSecurityError(str(error)) from None
-    if keyfile is not None and certfile is None:
-        raise ClientSecurityError("a client key file needs its certificate file")
+    if (keyfile is not None or key_password is not None) and certfile is None:
+        raise ClientSecurityError("a client key file or key password needs its certificate file")
     if certfile is not None:
         try:
             context.load_cert_chain(certfile, keyfile, password=key_password)

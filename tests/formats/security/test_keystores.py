@@ -235,3 +235,7 @@ def test_options_with_a_client_certificate_and_key_password(certs: Certs, tmp_pa
         )
     with pytest.raises(ClientSecurityError, match="TLS files need security protocol SSL"):
         security_from_options(cafile=str(certs.ca))
+    with pytest.raises(ClientSecurityError, match="key password needs its certificate file"):
+        security_from_options("SSL", cafile=str(certs.ca), key_password=KEY_PASSWORD)
+    with pytest.raises(ClientSecurityError, match="a SASL mechanism needs a SASL user"):
+        security_from_options("SSL", cafile=str(certs.ca), mechanism="SCRAM-SHA-256")
