@@ -31,10 +31,10 @@ Principal. Kafka's ``DefaultKafkaPrincipalBuilder`` names an SSL connection
 ``User:`` + the client certificate's subject as ``X500Principal.getName()``
 prints it (RFC 2253: most specific RDN first, keywords CN, C, L, ST, O, OU,
 STREET, DC, UID, any other attribute as ``<OID>=#<hex of its DER value>``),
-passed through ``ssl.principal.mapping.rules`` (only ``DEFAULT``, the identity,
-is supported; another rule is a config error). A connection without a
-verified client certificate is ``User:ANONYMOUS``. :func:`certificate_principal`
-computes the name from the DER certificate.
+passed through ``ssl.principal.mapping.rules`` (:mod:`.principal_mapping`:
+``DEFAULT``, the DN unchanged, and ``RULE:pattern/replacement/[LU]``). A
+connection without a verified client certificate is ``User:ANONYMOUS``.
+:func:`certificate_principal` computes the name from the DER certificate.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from lethe_formats.security.keystores import (
     load_keystore,
     load_truststore,
 )
+from lethe_formats.security.principal_mapping import principal_mapper
 
 __all__ = [
     "ANONYMOUS",
@@ -175,23 +176,30 @@ def _load_chain(context: ssl.SSLContext, keys: KeyMaterial) -> None:
 
 
 def check_principal_mapping(settings: Mapping[str, str]) -> None:
-    """``ssl.principal.mapping.rules``: only DEFAULT (the DN unchanged) is supported."""
-    rules = settings.get("ssl.principal.mapping.rules", "DEFAULT").strip()
-    if rules != "DEFAULT":
-        raise SslConfigError(
-            f"ssl.principal.mapping.rules={rules} is not supported (only DEFAULT: the DN unchanged)"
-        )
+    """``ssl.principal.mapping.rules`` must parse (:mod:`.principal_mapping`)."""
+    rules = settings.get("ssl.principal.mapping.rules", "DEFAULT")
+    try:
+        principal_mapper(rules)
+    except ValueError as error:
+        raise SslConfigError(f"ssl.principal.mapping.rules={rules}: {error}") from None
 
 
-def certificate_principal(der: bytes | None) -> str:
-    """``User:`` + the RFC 2253 subject of a DER certificate; ANONYMOUS without one."""
+def certificate_principal(der: bytes | None, rules: str = "DEFAULT") -> str:
+    """``User:`` + the RFC 2253 subject of a DER certificate, mapped by ``rules``
+    (``ssl.principal.mapping.rules``); ANONYMOUS without a certificate.
+    NoMatchingRuleError if no rule maps the subject."""
     if not der:
         return ANONYMOUS
+    return "User:" + principal_mapper(rules).name(certificate_dn(der))
+
+
+def certificate_dn(der: bytes) -> str:
+    """The certificate's subject as Java's ``X500Principal.getName()`` prints it."""
     subject = x509.load_der_x509_certificate(der).subject
     rdns = [
         "+".join(_attribute(attribute) for attribute in rdn) for rdn in reversed(list(subject.rdns))
     ]
-    return "User:" + ",".join(rdns)
+    return ",".join(rdns)
 
 
 def _attribute(attribute: x509.NameAttribute[str | bytes]) -> str:

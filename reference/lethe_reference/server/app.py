@@ -244,6 +244,7 @@ class BrokerServer:
                 timeout_s=self.broker.config.get_int("connections.max.idle.ms") / 1000,
                 connection_id=connection_id,
                 peer=peer_text,
+                rules=listener.ssl_settings.get("ssl.principal.mapping.rules", "DEFAULT"),
             )
             if principal is None:
                 self.quotas.release(address)

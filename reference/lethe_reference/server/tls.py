@@ -36,6 +36,7 @@ import ssl
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from lethe_formats.security.principal_mapping import NoMatchingRuleError
 from lethe_formats.security.tls import SslConfigError, certificate_principal, server_context
 
 from lethe_reference.protocol.listeners import ListenerConfigError, ListenerSecurity
@@ -69,9 +70,11 @@ async def handshake(
     timeout_s: float,
     connection_id: int,
     peer: str,
+    rules: str = "DEFAULT",
 ) -> str | None:
-    """Upgrade ``writer``'s connection to TLS; the principal, or None if it failed
-    (logged; the caller closes the connection)."""
+    """Upgrade ``writer``'s connection to TLS; the principal (the client certificate's
+    DN mapped by ``rules``, ``ssl.principal.mapping.rules``), or None if the handshake
+    failed or no rule maps the DN (logged; the caller closes the connection)."""
     try:
         await asyncio.wait_for(
             writer.start_tls(context, ssl_handshake_timeout=timeout_s), timeout_s
@@ -88,7 +91,13 @@ async def handshake(
         return None
     tls = writer.get_extra_info("ssl_object")
     der = tls.getpeercert(binary_form=True) if tls is not None else None
-    return certificate_principal(der)
+    try:
+        return certificate_principal(der, rules)
+    except NoMatchingRuleError as error:  # Kafka fails the connection too
+        _log.info(
+            "event=tls-principal-unmapped conn=%d peer=%s error=%s", connection_id, peer, error
+        )
+        return None
 
 
 class _UnreadUntilTls(asyncio.StreamReaderProtocol):

@@ -1,6 +1,6 @@
 """An SSL connection's principal is ``User:`` + the client certificate's subject as Java's
 ``X500Principal.getName()`` prints it (RFC 2253), which Kafka's default principal
-builder uses unchanged (``ssl.principal.mapping.rules=DEFAULT``).
+builder maps with ``ssl.principal.mapping.rules`` (DEFAULT: unchanged).
 
 Expected strings were printed by Java 17 (``jshell``:
 ``cert.getSubjectX500Principal().getName()``) for certificates with these subjects.
@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from lethe_formats.security.keystores import SslConfigError
+from lethe_formats.security.principal_mapping import NoMatchingRuleError, principal_mapper
 from lethe_formats.security.tls import certificate_principal, check_principal_mapping
 
 
@@ -61,8 +62,58 @@ def test_no_certificate_is_anonymous() -> None:
     assert certificate_principal(b"") == "User:ANONYMOUS"
 
 
-def test_only_the_default_mapping_rule_is_accepted() -> None:
-    check_principal_mapping({})
-    check_principal_mapping({"ssl.principal.mapping.rules": "DEFAULT"})
-    with pytest.raises(SslConfigError, match=r"ssl\.principal\.mapping\.rules=RULE:"):
-        check_principal_mapping({"ssl.principal.mapping.rules": "RULE:^CN=(.*)$/$1/,DEFAULT"})
+KAFKA_RULES = ", ".join(
+    [
+        "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L",
+        "RULE:^CN=(.*?),OU=(.*?),O=(.*?),L=(.*?),ST=(.*?),C=(.*?)$/$1@$2/L",
+        "RULE:^cn=(.*?),ou=(.*?),dc=(.*?),dc=(.*?)$/$1@$2/U",
+        "RULE:^.*[Cc][Nn]=([a-zA-Z0-9.]*).*$/$1/U",
+        "DEFAULT",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("dn", "name"),
+    [
+        ("CN=Duke,OU=ServiceUsers,O=Org,C=US", "duke"),
+        ("CN=Duke,OU=SME,O=mycp,L=Fulton,ST=MD,C=US", "duke@sme"),
+        ("cn=duke,ou=sme,dc=mycp,dc=com", "DUKE@SME"),
+        ("cN=duke,OU=JavaSoft,O=Sun Microsystems", "DUKE"),
+        ("OU=JavaSoft,O=Sun Microsystems,C=US", "OU=JavaSoft,O=Sun Microsystems,C=US"),
+    ],
+)
+def test_mapping_rules_map_as_kafkas_ssl_principal_mapper(dn: str, name: str) -> None:
+    """The rules and names of Kafka 4.0's SslPrincipalMapperTest."""
+    assert principal_mapper(KAFKA_RULES).name(dn) == name
+
+
+def test_an_escaped_comma_in_a_dn_survives_a_rule() -> None:
+    mapper = principal_mapper("RULE:^CN=((\\\\, *|\\w)+)(,.*|$)/$1/,DEFAULT")
+    assert mapper.name("CN=Tkac\\, Adam,OU=ITZ,DC=geodis,DC=cz") == "Tkac\\, Adam"
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        "default",
+        "DEFAUL",
+        "DEFAULT/L",
+        "DEFAULT/U",
+        "RULE:CN=(.*?),OU=ServiceUsers.*/$1",
+        "rule:^CN=(.*?),OU=ServiceUsers.*$/$1/",
+        "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L/U",
+        "RULE:^CN=(.*?),OU=ServiceUsers.*$/L",
+        "RULE:^CN=(.*?),OU=ServiceUsers.*$/LU",
+    ],
+)
+def test_rules_kafka_refuses_are_config_errors(rules: str) -> None:
+    with pytest.raises(SslConfigError, match="Invalid rule"):
+        check_principal_mapping({"ssl.principal.mapping.rules": rules})
+
+
+def test_a_dn_no_rule_maps_fails_and_the_certificate_principal_uses_the_rules() -> None:
+    der = der_with_subject([x509.NameAttribute(NameOID.COMMON_NAME, "alice")])
+    assert certificate_principal(der, "RULE:^CN=(.*)$/$1/U") == "User:ALICE"
+    with pytest.raises(NoMatchingRuleError, match="No rules apply to CN=alice"):
+        certificate_principal(der, "RULE:^OU=(.*)$/$1/")

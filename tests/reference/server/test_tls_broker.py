@@ -17,6 +17,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from lethe_conformance.client import calls
 from lethe_conformance.client.connection import KafkaConnection
 from lethe_conformance.client.errors import AuthenticationError, TargetUnreachableError
 from lethe_formats.protocol.error_codes import ErrorCode
@@ -173,3 +174,35 @@ def test_an_unusable_keystore_stops_the_start_with_nothing_initialised(
     assert "Traceback" not in text
     assert not broker.log_dir.exists()  # nothing initialised
     assert STORE_PASSWORD not in text and KEY_PASSWORD not in text  # no secret in the log
+
+
+def test_mapping_rules_name_the_certificate_principal_that_acls_see(
+    tmp_path: Path, certs: Certs
+) -> None:
+    """``CN=alice-client,OU=tests,O=lethe`` mapped to ``alice-client``, a super user: its
+    CreateTopics is allowed; a TLS client without a certificate (ANONYMOUS) is refused."""
+    settings = broker_settings(
+        certs,
+        **{
+            "listener.name.ssl.ssl.principal.mapping.rules": "RULE:^CN=(.*?),OU=.*$/$1/,DEFAULT",
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "super.users": "User:alice-client",
+            "allow.everyone.if.no.acl.found": "false",
+        },
+    )
+    with CliBroker(tmp_path, settings) as broker:
+        address = broker.address("SSL")
+        with open_connection(address, tls=trusting(certs, client_cert=True)) as conn:
+            created = calls.create_topic(conn, "mapped", 1, {})
+        assert created.topics[0].error_code == ErrorCode.NONE
+        with open_connection(address, tls=trusting(certs)) as conn:
+            refused = calls.create_topic(conn, "anonymous", 1, {})
+        assert refused.topics[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+def test_a_certificate_no_rule_maps_is_disconnected(tmp_path: Path, certs: Certs) -> None:
+    rules = {"listener.name.ssl.ssl.principal.mapping.rules": "RULE:^OU=(.*)$/$1/"}
+    with CliBroker(tmp_path, broker_settings(certs, **rules)) as broker:
+        assert tls_exchange(broker.address("SSL"), trusting(certs, client_cert=True)) == b""
+        log = broker.wait_for_log("event=tls-principal-unmapped")
+        assert "No rules apply to CN=alice-client,OU=tests,O=lethe" in log
