@@ -59,8 +59,6 @@ from typing import Any
 
 import pytest
 from lethe_formats.fixtures import fixtures_root
-from lethe_formats.security.client_settings import SECURITY_PROTOCOLS
-from lethe_formats.security.sasl_client import CLIENT_MECHANISMS
 
 from lethe_conformance.baseline import Baseline, BaselineError
 from lethe_conformance.client.errors import ClientError
@@ -69,7 +67,12 @@ from lethe_conformance.report.text import suite_text
 from lethe_conformance.run import lethe_version
 from lethe_conformance.scenarios import Scenario, ScenarioError, load_scenarios
 from lethe_conformance.scenarios.loader import scenario_files
-from lethe_conformance.security import ClientSecurityError, SecurityOptions, run_security
+from lethe_conformance.security import (
+    ClientSecurityError,
+    add_security_options,
+    read_security_options,
+    run_security,
+)
 from lethe_conformance.suite import SuiteError, load_suite
 from lethe_conformance.targets.base import Target
 from lethe_conformance.targets.bootstrap import BootstrapTarget, ControlHook
@@ -116,39 +119,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the actions the --lethe-control hook supports (restart, advance-time, "
         "trigger-cleaning; default all): scenarios needing another are not applicable",
     )
-    group.addoption(
-        "--lethe-security-protocol",
-        choices=SECURITY_PROTOCOLS,
-        help="PLAINTEXT, SSL, SASL_PLAINTEXT (the default with a SASL user) or SASL_SSL",
-    )
-    group.addoption("--lethe-ssl-cafile", metavar="PEM", help="CA certificates to trust")
-    group.addoption("--lethe-ssl-certfile", metavar="PEM", help="client certificate (mTLS)")
-    group.addoption("--lethe-ssl-keyfile", metavar="PEM", help="the client certificate's key")
-    group.addoption("--lethe-ssl-key-password", metavar="P", help="the key file's password")
-    group.addoption(
-        "--lethe-sasl-mechanism", choices=CLIENT_MECHANISMS, help="SASL mechanism (default PLAIN)"
-    )
-    group.addoption(
-        "--lethe-sasl-username", "--lethe-sasl-user", dest="lethe_sasl_user", metavar="USER"
-    )
-    group.addoption("--lethe-sasl-password", metavar="PASSWORD", help="SASL password")
-    group.addoption(
-        "--lethe-user-sasl-username",
-        "--lethe-user-sasl-user",
-        dest="lethe_user_sasl_user",
-        metavar="USER",
-        help="a second SASL principal with no ACLs (capability principals; the "
-        "--lethe-sasl-username one must be a super user)",
-    )
-    group.addoption(
-        "--lethe-user-sasl-password", metavar="PASSWORD", help="the second principal's password"
-    )
-    group.addoption(
-        "--lethe-command-config",
-        metavar="FILE",
-        help="Kafka client properties (security.protocol, ssl.*, sasl.mechanism, "
-        "sasl.jaas.config) instead of the options above",
-    )
+    add_security_options(group.addoption, "lethe-")
     group.addoption("--lethe-baseline", metavar="FILE", help="known failures (strict xfail)")
 
 
@@ -203,23 +174,8 @@ def _load_baseline(config: pytest.Config) -> Baseline:
 
 def _bootstrap_target(config: pytest.Config) -> BootstrapTarget:
     address = config.getoption("lethe_target")
-    option = config.getoption
     try:
-        security = run_security(
-            SecurityOptions(
-                command_config=option("lethe_command_config"),
-                protocol=option("lethe_security_protocol"),
-                cafile=option("lethe_ssl_cafile"),
-                certfile=option("lethe_ssl_certfile"),
-                keyfile=option("lethe_ssl_keyfile"),
-                key_password=option("lethe_ssl_key_password"),
-                mechanism=option("lethe_sasl_mechanism"),
-                username=option("lethe_sasl_user"),
-                password=option("lethe_sasl_password"),
-                user_username=option("lethe_user_sasl_user"),
-                user_password=option("lethe_user_sasl_password"),
-            )
-        )
+        security = run_security(read_security_options(config.getoption, "lethe-"))
     except ClientSecurityError as error:
         raise pytest.UsageError(f"--lethe-target {address}: {error}") from None
     control = config.getoption("lethe_control")

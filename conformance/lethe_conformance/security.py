@@ -23,17 +23,28 @@ bootstrap target needs; a setting that cannot be used raises
 from __future__ import annotations
 
 import ssl
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
 
 from lethe_formats.security.client_settings import (
+    SECURITY_PROTOCOLS,
     ClientSecurity,
     ClientSecurityError,
     security_from_file,
     security_from_options,
 )
-from lethe_formats.security.sasl_client import SaslCredentials
+from lethe_formats.security.sasl_client import CLIENT_MECHANISMS, SaslCredentials
 
-__all__ = ["ClientSecurityError", "RunSecurity", "SecurityOptions", "run_security"]
+__all__ = [
+    "OPTIONS",
+    "ClientSecurityError",
+    "RunSecurity",
+    "SecurityOptions",
+    "add_security_options",
+    "read_security_options",
+    "run_security",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +62,75 @@ class SecurityOptions:
     password: str | None = None
     user_username: str | None = None
     user_password: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One command-line option: its names (without ``--``), the field it fills, how."""
+
+    names: tuple[str, ...]
+    field: str
+    help: str
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+
+
+#: the options, once, for ``lethe conformance run`` and (``lethe-`` in front) the plugin
+OPTIONS = (
+    Option(
+        ("security-protocol",),
+        "protocol",
+        "default SASL_PLAINTEXT with a SASL user, else PLAINTEXT",
+        choices=SECURITY_PROTOCOLS,
+    ),
+    Option(("ssl-cafile",), "cafile", "CA certificates to trust (PEM)", "PEM"),
+    Option(("ssl-certfile",), "certfile", "client certificate for mutual TLS (PEM)", "PEM"),
+    Option(("ssl-keyfile",), "keyfile", "the client certificate's key (PEM)", "PEM"),
+    Option(("ssl-key-password",), "key_password", "the key file's password", "P"),
+    Option(("sasl-mechanism",), "mechanism", "default PLAIN", choices=CLIENT_MECHANISMS),
+    Option(("sasl-username", "sasl-user"), "username", "SASL user name", "U"),
+    Option(("sasl-password",), "password", "SASL password", "P"),
+    Option(
+        ("user-sasl-username", "user-sasl-user"),
+        "user_username",
+        "a second SASL principal with no ACLs (capability principals; the first "
+        "user must be allowed everything)",
+        "U",
+    ),
+    Option(("user-sasl-password",), "user_password", "the second principal's password", "P"),
+    Option(
+        ("command-config",),
+        "command_config",
+        "Kafka client properties (security.protocol, ssl.truststore.*, ssl.keystore.*, "
+        "ssl.key.password, sasl.mechanism, sasl.jaas.config) instead of the options above",
+        "FILE",
+    ),
+)
+
+
+def add_security_options(add: Callable[..., Any], prefix: str = "") -> None:
+    """Declare :data:`OPTIONS` with ``add`` (argparse's ``add_argument`` or pytest's
+    ``addoption``), each name as ``--<prefix><name>``; the value lands in
+    ``<prefix as identifier><field>``."""
+    for option in OPTIONS:
+        add(
+            *(f"--{prefix}{name}" for name in option.names),
+            dest=_dest(prefix, option),
+            metavar=option.metavar,
+            choices=option.choices,
+            help=option.help,
+        )
+
+
+def read_security_options(get: Callable[[str], Any], prefix: str = "") -> SecurityOptions:
+    """The :class:`SecurityOptions` declared by :func:`add_security_options`, read with
+    ``get(dest)`` (``getattr`` on argparse's namespace, ``config.getoption``)."""
+    by_field = {option.field: get(_dest(prefix, option)) for option in OPTIONS}
+    return SecurityOptions(**{f.name: by_field.get(f.name) for f in fields(SecurityOptions)})
+
+
+def _dest(prefix: str, option: Option) -> str:
+    return (prefix + option.field).replace("-", "_")
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,6 @@ from tls_support import (
     Certs,
     CliBroker,
     broker_settings,
-    make_certs,
     write_properties,
 )
 
@@ -40,13 +39,8 @@ SCENARIOS = (
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[CliBroker]:
-    with CliBroker(tmp_path_factory.mktemp("broker"), broker_settings(certs)) as running:
+def broker(tmp_path_factory: pytest.TempPathFactory, tls_certs: Certs) -> Iterator[CliBroker]:
+    with CliBroker(tmp_path_factory.mktemp("broker"), broker_settings(tls_certs)) as running:
         yield running
 
 
@@ -70,11 +64,11 @@ def outcomes(json_text: str) -> dict[str, str]:
 
 
 def test_runner_over_sasl_ssl_with_scram_from_options(
-    broker: CliBroker, certs: Certs, scenarios: Path
+    broker: CliBroker, tls_certs: Certs, scenarios: Path
 ) -> None:
     status, out, err = run(
         "--target", broker.address("SASL_SSL"), "--scenarios", str(scenarios), "--json",
-        "--security-protocol", "SASL_SSL", "--ssl-cafile", str(certs.ca),
+        "--security-protocol", "SASL_SSL", "--ssl-cafile", str(tls_certs.ca),
         "--sasl-mechanism", "SCRAM-SHA-256",
         "--sasl-username", ADMIN[0], "--sasl-password", ADMIN[1],
     )  # fmt: skip
@@ -83,14 +77,14 @@ def test_runner_over_sasl_ssl_with_scram_from_options(
 
 
 def test_runner_over_sasl_ssl_with_a_command_config(
-    broker: CliBroker, certs: Certs, scenarios: Path, tmp_path: Path
+    broker: CliBroker, tls_certs: Certs, scenarios: Path, tmp_path: Path
 ) -> None:
     config = write_properties(
         tmp_path / "client.properties",
         {
             "security.protocol": "SASL_SSL",
             "ssl.truststore.type": "PEM",
-            "ssl.truststore.location": str(certs.ca),
+            "ssl.truststore.location": str(tls_certs.ca),
             "sasl.mechanism": "SCRAM-SHA-512",
             "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
             f'required username="{ALICE[0]}" password="{ALICE[1]}";',
@@ -104,12 +98,12 @@ def test_runner_over_sasl_ssl_with_a_command_config(
     assert outcomes(out) == dict.fromkeys(SCENARIOS, "pass")
 
 
-def test_runner_over_mutual_tls(broker: CliBroker, certs: Certs, scenarios: Path) -> None:
+def test_runner_over_mutual_tls(broker: CliBroker, tls_certs: Certs, scenarios: Path) -> None:
     status, out, err = run(
         "--target", broker.address("SSL"), "--scenarios", str(scenarios), "--json",
-        "--security-protocol", "SSL", "--ssl-cafile", str(certs.ca),
-        "--ssl-certfile", str(certs.client_cert),
-        "--ssl-keyfile", str(certs.client_key_encrypted), "--ssl-key-password", KEY_PASSWORD,
+        "--security-protocol", "SSL", "--ssl-cafile", str(tls_certs.ca),
+        "--ssl-certfile", str(tls_certs.client_cert),
+        "--ssl-keyfile", str(tls_certs.client_key_encrypted), "--ssl-key-password", KEY_PASSWORD,
     )  # fmt: skip
     assert status == 0, err
     assert outcomes(out) == dict.fromkeys(SCENARIOS, "pass")
@@ -129,9 +123,9 @@ REFUSALS = [
 
 @pytest.mark.parametrize(("extra", "fragment"), REFUSALS)
 def test_a_refused_or_unusable_security_setup_exits_2_with_one_line(
-    broker: CliBroker, certs: Certs, scenarios: Path, extra: str, fragment: str
+    broker: CliBroker, tls_certs: Certs, scenarios: Path, extra: str, fragment: str
 ) -> None:
-    options = extra.format(ca=certs.ca).split()
+    options = extra.format(ca=tls_certs.ca).split()
     status, _, err = run(
         "--target", broker.address("SASL_SSL"), "--scenarios", str(scenarios), *options
     )
@@ -141,12 +135,12 @@ def test_a_refused_or_unusable_security_setup_exits_2_with_one_line(
 
 
 def test_the_pytest_plugin_over_sasl_ssl(
-    broker: CliBroker, certs: Certs, pytester: pytest.Pytester
+    broker: CliBroker, tls_certs: Certs, pytester: pytest.Pytester
 ) -> None:
     result = pytester.runpytest_subprocess(
         "--pyargs", "lethe_conformance", "-p", "no:cacheprovider",
         "--lethe-target", broker.address("SASL_SSL"),
-        "--lethe-security-protocol", "SASL_SSL", "--lethe-ssl-cafile", str(certs.ca),
+        "--lethe-security-protocol", "SASL_SSL", "--lethe-ssl-cafile", str(tls_certs.ca),
         "--lethe-sasl-mechanism", "SCRAM-SHA-512",
         "--lethe-sasl-username", ADMIN[0], "--lethe-sasl-password", ADMIN[1],
         "-k", "kip107-list-offsets-special-timestamps or kip107-delete-records-refusals",

@@ -37,21 +37,15 @@ from tls_support import (
     Certs,
     CliBroker,
     broker_settings,
-    make_certs,
 )
 
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[CliBroker]:
+def broker(tmp_path_factory: pytest.TempPathFactory, tls_certs: Certs) -> Iterator[CliBroker]:
     settings = broker_settings(
-        certs,
+        tls_certs,
         **{
             "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
             "super.users": "User:admin",
@@ -62,15 +56,15 @@ def broker(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[C
         yield running
 
 
-def librdkafka(broker: CliBroker, certs: Certs, how: str) -> dict[str, Any]:
+def librdkafka(broker: CliBroker, tls_certs: Certs, how: str) -> dict[str, Any]:
     """confluent-kafka settings: ``ssl``, ``mtls`` or a SASL mechanism over SASL_SSL."""
-    config: dict[str, Any] = {"ssl.ca.location": str(certs.ca)}
+    config: dict[str, Any] = {"ssl.ca.location": str(tls_certs.ca)}
     if how in ("ssl", "mtls"):
         config |= {"bootstrap.servers": broker.address("SSL"), "security.protocol": "SSL"}
         if how == "mtls":
             config |= {
-                "ssl.certificate.location": str(certs.client_cert),
-                "ssl.key.location": str(certs.client_key_encrypted),
+                "ssl.certificate.location": str(tls_certs.client_cert),
+                "ssl.key.location": str(tls_certs.client_key_encrypted),
                 "ssl.key.password": KEY_PASSWORD,
             }
         return config
@@ -83,13 +77,13 @@ def librdkafka(broker: CliBroker, certs: Certs, how: str) -> dict[str, Any]:
     }
 
 
-def admin(broker: CliBroker, certs: Certs) -> AdminClient:
-    return AdminClient(librdkafka(broker, certs, "SCRAM-SHA-512"))
+def admin(broker: CliBroker, tls_certs: Certs) -> AdminClient:
+    return AdminClient(librdkafka(broker, tls_certs, "SCRAM-SHA-512"))
 
 
-def create(broker: CliBroker, certs: Certs) -> str:
+def create(broker: CliBroker, tls_certs: Certs) -> str:
     topic = f"tls-{uuid.uuid4().hex[:8]}"
-    client = admin(broker, certs)  # kept: a collected client fails its futures
+    client = admin(broker, tls_certs)  # kept: a collected client fails its futures
     futures = client.create_topics([NewTopic(topic, 1, 1)])
     futures[topic].result(timeout=CLIENT_TIMEOUT_S)
     return topic
@@ -113,20 +107,22 @@ def produce_and_consume(config: dict[str, Any], topic: str) -> list[bytes]:
 
 
 @pytest.mark.parametrize("how", ["ssl", "mtls", *MECHANISMS])
-def test_confluent_kafka_produces_and_consumes(broker: CliBroker, certs: Certs, how: str) -> None:
-    topic = create(broker, certs)
-    config = librdkafka(broker, certs, how)
+def test_confluent_kafka_produces_and_consumes(
+    broker: CliBroker, tls_certs: Certs, how: str
+) -> None:
+    topic = create(broker, tls_certs)
+    config = librdkafka(broker, tls_certs, how)
     assert produce_and_consume(config, topic) == [b"v0", b"v1", b"v2"]
 
 
-def kafka_python(broker: CliBroker, certs: Certs, how: str) -> dict[str, Any]:
-    config: dict[str, Any] = {"ssl_cafile": str(certs.ca), "request_timeout_ms": 30_000}
+def kafka_python(broker: CliBroker, tls_certs: Certs, how: str) -> dict[str, Any]:
+    config: dict[str, Any] = {"ssl_cafile": str(tls_certs.ca), "request_timeout_ms": 30_000}
     if how in ("ssl", "mtls"):
         config |= {"bootstrap_servers": broker.address("SSL"), "security_protocol": "SSL"}
         if how == "mtls":
             config |= {
-                "ssl_certfile": str(certs.client_cert),
-                "ssl_keyfile": str(certs.client_key_encrypted),
+                "ssl_certfile": str(tls_certs.client_cert),
+                "ssl_keyfile": str(tls_certs.client_key_encrypted),
                 "ssl_password": KEY_PASSWORD,
             }
         return config
@@ -140,9 +136,9 @@ def kafka_python(broker: CliBroker, certs: Certs, how: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("how", ["ssl", "mtls", *MECHANISMS])
-def test_kafka_python_produces_and_consumes(broker: CliBroker, certs: Certs, how: str) -> None:
-    topic = create(broker, certs)
-    config = kafka_python(broker, certs, how)
+def test_kafka_python_produces_and_consumes(broker: CliBroker, tls_certs: Certs, how: str) -> None:
+    topic = create(broker, tls_certs)
+    config = kafka_python(broker, tls_certs, how)
     producer = KafkaProducer(**config)
     try:
         for i in range(3):
@@ -159,8 +155,10 @@ def test_kafka_python_produces_and_consumes(broker: CliBroker, certs: Certs, how
     assert values == [b"k0", b"k1", b"k2"]
 
 
-def test_acls_apply_to_the_client_certificates_principal(broker: CliBroker, certs: Certs) -> None:
-    topic = create(broker, certs)
+def test_acls_apply_to_the_client_certificates_principal(
+    broker: CliBroker, tls_certs: Certs
+) -> None:
+    topic = create(broker, tls_certs)
     binding = AclBinding(
         ResourceType.TOPIC,
         topic,
@@ -170,17 +168,21 @@ def test_acls_apply_to_the_client_certificates_principal(broker: CliBroker, cert
         AclOperation.ALL,
         AclPermissionType.ALLOW,
     )
-    client = admin(broker, certs)
+    client = admin(broker, tls_certs)
     for future in client.create_acls([binding]).values():
         future.result(timeout=CLIENT_TIMEOUT_S)
     # the certificate's principal is allowed ...
-    assert produce_and_consume(librdkafka(broker, certs, "mtls"), topic) == [b"v0", b"v1", b"v2"]
+    assert produce_and_consume(librdkafka(broker, tls_certs, "mtls"), topic) == [
+        b"v0",
+        b"v1",
+        b"v2",
+    ]
     # ... a TLS client without a certificate (User:ANONYMOUS) is not, nor alice over SASL
-    alice = librdkafka(broker, certs, "PLAIN") | {
+    alice = librdkafka(broker, tls_certs, "PLAIN") | {
         "sasl.username": ALICE[0],
         "sasl.password": ALICE[1],
     }
-    for config in (librdkafka(broker, certs, "ssl"), alice):
+    for config in (librdkafka(broker, tls_certs, "ssl"), alice):
         assert produce_errors(config, topic) == [KafkaError.TOPIC_AUTHORIZATION_FAILED]
 
 

@@ -17,19 +17,13 @@ from tls_support import (
     Certs,
     CliBroker,
     broker_settings,
-    make_certs,
     write_properties,
 )
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory, certs: Certs) -> Iterator[CliBroker]:
-    with CliBroker(tmp_path_factory.mktemp("broker"), broker_settings(certs)) as running:
+def broker(tmp_path_factory: pytest.TempPathFactory, tls_certs: Certs) -> Iterator[CliBroker]:
+    with CliBroker(tmp_path_factory.mktemp("broker"), broker_settings(tls_certs)) as running:
         yield running
 
 
@@ -38,14 +32,14 @@ def lethe(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
 
 
-def sasl_ssl(tmp_path: Path, certs: Certs, mechanism: str) -> str:
+def sasl_ssl(tmp_path: Path, tls_certs: Certs, mechanism: str) -> str:
     return str(
         write_properties(
             tmp_path / f"{mechanism}.properties",
             {
                 "security.protocol": "SASL_SSL",
                 "ssl.truststore.type": "PEM",
-                "ssl.truststore.location": str(certs.ca),
+                "ssl.truststore.location": str(tls_certs.ca),
                 "sasl.mechanism": mechanism,
                 "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
                 f'required username="{ADMIN[0]}" password="{ADMIN[1]}";',
@@ -54,16 +48,16 @@ def sasl_ssl(tmp_path: Path, certs: Certs, mechanism: str) -> str:
     )
 
 
-def mutual_tls(tmp_path: Path, certs: Certs) -> str:
+def mutual_tls(tmp_path: Path, tls_certs: Certs) -> str:
     return str(
         write_properties(
             tmp_path / "ssl.properties",
             {
                 "security.protocol": "SSL",
                 "ssl.truststore.type": "PEM",
-                "ssl.truststore.location": str(certs.ca),
+                "ssl.truststore.location": str(tls_certs.ca),
                 "ssl.keystore.type": "PKCS12",
-                "ssl.keystore.location": str(certs.client_p12),
+                "ssl.keystore.location": str(tls_certs.client_p12),
                 "ssl.keystore.password": STORE_PASSWORD,
             },
         )
@@ -71,9 +65,9 @@ def mutual_tls(tmp_path: Path, certs: Certs) -> str:
 
 
 def test_topics_and_delete_records_over_sasl_ssl_and_mutual_tls(
-    broker: CliBroker, certs: Certs, tmp_path: Path
+    broker: CliBroker, tls_certs: Certs, tmp_path: Path
 ) -> None:
-    scram = sasl_ssl(tmp_path, certs, "SCRAM-SHA-512")
+    scram = sasl_ssl(tmp_path, tls_certs, "SCRAM-SHA-512")
     sasl_address, ssl_address = broker.address("SASL_SSL"), broker.address("SSL")
     created = lethe(
         "topics", "--bootstrap-server", sasl_address, "--command-config", scram,
@@ -82,13 +76,13 @@ def test_topics_and_delete_records_over_sasl_ssl_and_mutual_tls(
     assert created.returncode == 0, created.stderr
     assert created.stdout.strip() == "Created topic tls-topic."
     listed = lethe("topics", "--bootstrap-server", ssl_address, "--command-config",
-                   mutual_tls(tmp_path, certs), "--list")  # fmt: skip
+                   mutual_tls(tmp_path, tls_certs), "--list")  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.split() == ["tls-topic"]
     offsets = tmp_path / "offsets.json"
     offsets.write_text('{"partitions": [{"topic": "tls-topic", "partition": 0, "offset": 0}]}')
-    for address, config in ((sasl_address, sasl_ssl(tmp_path, certs, "SCRAM-SHA-256")),
-                            (ssl_address, mutual_tls(tmp_path, certs))):  # fmt: skip
+    for address, config in ((sasl_address, sasl_ssl(tmp_path, tls_certs, "SCRAM-SHA-256")),
+                            (ssl_address, mutual_tls(tmp_path, tls_certs))):  # fmt: skip
         run = lethe("delete-records", "--bootstrap-server", address,
                     "--command-config", config, "--offset-json-file", str(offsets))  # fmt: skip
         assert run.returncode == 0, run.stderr

@@ -18,12 +18,7 @@ from lethe_formats.security.client_settings import (
 from lethe_formats.security.keystores import SslConfigError, load_keystore, load_truststore
 from lethe_formats.security.sasl_client import SaslCredentials
 from lethe_formats.security.tls import client_context, server_context
-from tls_support import KEY_PASSWORD, STORE_PASSWORD, Certs, make_certs
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    return make_certs(tmp_path_factory.mktemp("certs"))
+from tls_support import KEY_PASSWORD, STORE_PASSWORD, Certs
 
 
 def handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> str:
@@ -41,8 +36,8 @@ def handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> str:
     return str(dict(pair[0] for pair in cert["subject"])["commonName"])
 
 
-def pem_store(certs: Certs) -> dict[str, str]:
-    return {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca)}
+def pem_store(tls_certs: Certs) -> dict[str, str]:
+    return {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(tls_certs.ca)}
 
 
 @pytest.mark.parametrize(
@@ -78,10 +73,10 @@ def pem_store(certs: Certs) -> dict[str, str]:
         ),
     ],
 )
-def test_every_keystore_form_serves_a_handshake(certs: Certs, keystore: object) -> None:
-    settings = keystore(certs)  # type: ignore[operator]
-    server = server_context(settings | pem_store(certs))
-    assert handshake(server, client_context(pem_store(certs))) == "localhost"
+def test_every_keystore_form_serves_a_handshake(tls_certs: Certs, keystore: object) -> None:
+    settings = keystore(tls_certs)  # type: ignore[operator]
+    server = server_context(settings | pem_store(tls_certs))
+    assert handshake(server, client_context(pem_store(tls_certs))) == "localhost"
 
 
 @pytest.mark.parametrize(
@@ -128,26 +123,29 @@ def test_combinations_kafka_refuses_are_refused_with_its_message(
         load_keystore(settings)
 
 
-def test_wrong_passwords_and_missing_files_name_what_failed(certs: Certs) -> None:
+def test_wrong_passwords_and_missing_files_name_what_failed(tls_certs: Certs) -> None:
     with pytest.raises(SslConfigError, match="Private key could not be loaded"):
         load_keystore(
             {
                 "ssl.keystore.type": "PEM",
-                "ssl.keystore.location": str(certs.server_pem_encrypted),
+                "ssl.keystore.location": str(tls_certs.server_pem_encrypted),
                 "ssl.key.password": "wrong",
             }
         )
     with pytest.raises(SslConfigError, match=r"encrypted and ssl\.key\.password is not set"):
         load_keystore(
-            {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(certs.server_pem_encrypted)}
+            {
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.location": str(tls_certs.server_pem_encrypted),
+            }
         )
     with pytest.raises(
-        SslConfigError, match=re.escape(f"Failed to load SSL keystore {certs.server_p12}")
+        SslConfigError, match=re.escape(f"Failed to load SSL keystore {tls_certs.server_p12}")
     ):
         load_keystore(
             {
                 "ssl.keystore.type": "PKCS12",
-                "ssl.keystore.location": str(certs.server_p12),
+                "ssl.keystore.location": str(tls_certs.server_p12),
                 "ssl.keystore.password": "wrong",
             }
         )
@@ -158,25 +156,25 @@ def test_wrong_passwords_and_missing_files_name_what_failed(certs: Certs) -> Non
     with pytest.raises(SslConfigError, match="At least one certificate expected"):
         load_truststore({"ssl.truststore.type": "PEM", "ssl.truststore.certificates": "none"})
     with pytest.raises(SslConfigError, match="trust store password cannot be specified for PEM"):
-        load_truststore(pem_store(certs) | {"ssl.truststore.password": "p"})
+        load_truststore(pem_store(tls_certs) | {"ssl.truststore.password": "p"})
 
 
-def test_a_pkcs12_truststore_is_read(certs: Certs) -> None:
+def test_a_pkcs12_truststore_is_read(tls_certs: Certs) -> None:
     trusted = load_truststore(
         {
             "ssl.truststore.type": "PKCS12",
-            "ssl.truststore.location": str(certs.server_p12),
+            "ssl.truststore.location": str(tls_certs.server_p12),
             "ssl.truststore.password": STORE_PASSWORD,
         }
     )
     assert trusted is not None
     assert (
-        trusted == certs.server_chain.encode().replace(b"\n\n", b"\n")
+        trusted == tls_certs.server_chain.encode().replace(b"\n\n", b"\n")
         or trusted.count(b"BEGIN CERTIFICATE") == 2
     )
 
 
-def test_client_properties_give_protocol_mechanism_credentials_and_tls(certs: Certs) -> None:
+def test_client_properties_give_protocol_mechanism_credentials_and_tls(tls_certs: Certs) -> None:
     security = client_security(
         {
             "security.protocol": "SASL_SSL",
@@ -184,7 +182,7 @@ def test_client_properties_give_protocol_mechanism_credentials_and_tls(certs: Ce
             "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
             'required username="alice" password="alice-secret";',
         }
-        | pem_store(certs)
+        | pem_store(tls_certs)
     )
     assert security.protocol == "SASL_SSL"
     assert security.sasl == SaslCredentials("alice", "alice-secret", "SCRAM-SHA-512")
@@ -216,26 +214,28 @@ def test_unusable_client_properties_name_the_setting(
         client_security(properties)
 
 
-def test_options_with_a_client_certificate_and_key_password(certs: Certs, tmp_path: Path) -> None:
+def test_options_with_a_client_certificate_and_key_password(
+    tls_certs: Certs, tmp_path: Path
+) -> None:
     security = security_from_options(
         "SSL",
-        cafile=str(certs.ca),
-        certfile=str(certs.client_cert),
-        keyfile=str(certs.client_key_encrypted),
+        cafile=str(tls_certs.ca),
+        certfile=str(tls_certs.client_cert),
+        keyfile=str(tls_certs.client_key_encrypted),
         key_password=KEY_PASSWORD,
     )
     assert security.tls is not None and security.sasl is None
     with pytest.raises(ClientSecurityError, match="wrong or missing key password"):
         security_from_options(
             "SSL",
-            cafile=str(certs.ca),
-            certfile=str(certs.client_cert),
-            keyfile=str(certs.client_key_encrypted),
+            cafile=str(tls_certs.ca),
+            certfile=str(tls_certs.client_cert),
+            keyfile=str(tls_certs.client_key_encrypted),
             key_password="wrong",
         )
     with pytest.raises(ClientSecurityError, match="TLS files need security protocol SSL"):
-        security_from_options(cafile=str(certs.ca))
+        security_from_options(cafile=str(tls_certs.ca))
     with pytest.raises(ClientSecurityError, match="key password needs its certificate file"):
-        security_from_options("SSL", cafile=str(certs.ca), key_password=KEY_PASSWORD)
+        security_from_options("SSL", cafile=str(tls_certs.ca), key_password=KEY_PASSWORD)
     with pytest.raises(ClientSecurityError, match="a SASL mechanism needs a SASL user"):
-        security_from_options("SSL", cafile=str(certs.ca), mechanism="SCRAM-SHA-256")
+        security_from_options("SSL", cafile=str(tls_certs.ca), mechanism="SCRAM-SHA-256")

@@ -35,23 +35,17 @@ from tls_support import (
     Certs,
     CliBroker,
     broker_settings,
-    make_certs,
 )
 
 API_VERSIONS_V0 = struct.pack(">hhih", 18, 0, 7, 1) + b"x"
 
 
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
-def trusting(certs: Certs, client_cert: bool = False) -> ssl.SSLContext:
+def trusting(tls_certs: Certs, client_cert: bool = False) -> ssl.SSLContext:
     context = client_context(
-        {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca)}
+        {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(tls_certs.ca)}
     )
     if client_cert:
-        context.load_cert_chain(certs.client_cert, certs.client_key)
+        context.load_cert_chain(tls_certs.client_cert, tls_certs.client_key)
     return context
 
 
@@ -66,23 +60,23 @@ def metadata_brokers(connection: KafkaConnection) -> list[int]:
 
 
 def test_ssl_and_sasl_ssl_listeners_serve_tls_and_every_sasl_mechanism(
-    tmp_path: Path, certs: Certs
+    tmp_path: Path, tls_certs: Certs
 ) -> None:
-    with CliBroker(tmp_path, broker_settings(certs)) as broker:
+    with CliBroker(tmp_path, broker_settings(tls_certs)) as broker:
         ssl_address, sasl_address = broker.address("SSL"), broker.address("SASL_SSL")
-        with open_connection(ssl_address, tls=trusting(certs, client_cert=True)) as conn:
+        with open_connection(ssl_address, tls=trusting(tls_certs, client_cert=True)) as conn:
             # Metadata on a listener advertises that listener's address
             assert metadata_brokers(conn) == [broker.ports["SSL"]]
         for mechanism in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
             credentials = SaslCredentials(*ADMIN, mechanism)
-            with open_connection(sasl_address, tls=trusting(certs), sasl=credentials) as conn:
+            with open_connection(sasl_address, tls=trusting(tls_certs), sasl=credentials) as conn:
                 assert metadata_brokers(conn) == [broker.ports["SASL_SSL"]]
             wrong = SaslCredentials(ADMIN[0], "wrong", mechanism)
             with pytest.raises(AuthenticationError, match="SASL_AUTHENTICATION_FAILED"):
-                open_connection(sasl_address, tls=trusting(certs), sasl=wrong)
+                open_connection(sasl_address, tls=trusting(tls_certs), sasl=wrong)
         # an unsupported mechanism: 33 with the enabled list in Kafka 4.0.0's order (a
         # HashSet's, seen on a real 4.0.0 with the same sasl.enabled.mechanisms)
-        with open_connection(sasl_address, tls=trusting(certs)) as conn:
+        with open_connection(sasl_address, tls=trusting(tls_certs)) as conn:
             refused = conn.call(SaslHandshakeRequest("GSSAPI"), SaslHandshakeResponse, version=1)
         assert refused.error_code == ErrorCode.UNSUPPORTED_SASL_MECHANISM
         assert list(refused.mechanisms) == ["PLAIN", "SCRAM-SHA-512", "SCRAM-SHA-256"]
@@ -111,10 +105,10 @@ def tls_exchange(address: str, context: ssl.SSLContext) -> bytes:
 
 
 def test_bad_clients_are_disconnected_and_logged_and_the_broker_keeps_serving(
-    tmp_path: Path, certs: Certs
+    tmp_path: Path, tls_certs: Certs
 ) -> None:
     settings = broker_settings(
-        certs,
+        tls_certs,
         **{
             "listener.name.ssl.ssl.client.auth": "required",
             "connections.max.idle.ms": "1500",
@@ -123,9 +117,9 @@ def test_bad_clients_are_disconnected_and_logged_and_the_broker_keeps_serving(
     with CliBroker(tmp_path, settings) as broker:
         address = broker.address("SSL")
         assert plaintext_is_dropped(address) == b""
-        assert tls_exchange(address, trusting(certs)) == b""  # no client certificate
-        rogue = trusting(certs)
-        rogue.load_cert_chain(certs.rogue_cert, certs.rogue_key)
+        assert tls_exchange(address, trusting(tls_certs)) == b""  # no client certificate
+        rogue = trusting(tls_certs)
+        rogue.load_cert_chain(tls_certs.rogue_cert, tls_certs.rogue_key)
         assert tls_exchange(address, rogue) == b""  # a certificate from another CA
         host, _, port = address.rpartition(":")
         with socket.create_connection((host, int(port)), timeout=30) as silent:
@@ -133,7 +127,7 @@ def test_bad_clients_are_disconnected_and_logged_and_the_broker_keeps_serving(
         log = broker.wait_for_log("event=tls-handshake-failed", count=4)
         assert "WRONG_VERSION_NUMBER" in log
         assert "no handshake within connections.max.idle.ms" in log
-        answer = tls_exchange(address, trusting(certs, client_cert=True))
+        answer = tls_exchange(address, trusting(tls_certs, client_cert=True))
         assert answer[4:8] == struct.pack(">i", 7)  # the correlation id: still serving
         assert "connection-crashed" not in broker.text()
 
@@ -165,9 +159,9 @@ def test_bad_clients_are_disconnected_and_logged_and_the_broker_keeps_serving(
     ],
 )
 def test_an_unusable_keystore_stops_the_start_with_nothing_initialised(
-    tmp_path: Path, certs: Certs, override: dict[str, str], fragment: str
+    tmp_path: Path, tls_certs: Certs, override: dict[str, str], fragment: str
 ) -> None:
-    broker = CliBroker(tmp_path, broker_settings(certs, **override))
+    broker = CliBroker(tmp_path, broker_settings(tls_certs, **override))
     assert broker.run() == 1
     text = broker.text()
     assert "event=start-failed" in text and fragment in text, text
@@ -177,12 +171,12 @@ def test_an_unusable_keystore_stops_the_start_with_nothing_initialised(
 
 
 def test_mapping_rules_name_the_certificate_principal_that_acls_see(
-    tmp_path: Path, certs: Certs
+    tmp_path: Path, tls_certs: Certs
 ) -> None:
     """``CN=alice-client,OU=tests,O=lethe`` mapped to ``alice-client``, a super user: its
     CreateTopics is allowed; a TLS client without a certificate (ANONYMOUS) is refused."""
     settings = broker_settings(
-        certs,
+        tls_certs,
         **{
             "listener.name.ssl.ssl.principal.mapping.rules": "RULE:^CN=(.*?),OU=.*$/$1/,DEFAULT",
             "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -192,17 +186,17 @@ def test_mapping_rules_name_the_certificate_principal_that_acls_see(
     )
     with CliBroker(tmp_path, settings) as broker:
         address = broker.address("SSL")
-        with open_connection(address, tls=trusting(certs, client_cert=True)) as conn:
+        with open_connection(address, tls=trusting(tls_certs, client_cert=True)) as conn:
             created = calls.create_topic(conn, "mapped", 1, {})
         assert created.topics[0].error_code == ErrorCode.NONE
-        with open_connection(address, tls=trusting(certs)) as conn:
+        with open_connection(address, tls=trusting(tls_certs)) as conn:
             refused = calls.create_topic(conn, "anonymous", 1, {})
         assert refused.topics[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 
-def test_a_certificate_no_rule_maps_is_disconnected(tmp_path: Path, certs: Certs) -> None:
+def test_a_certificate_no_rule_maps_is_disconnected(tmp_path: Path, tls_certs: Certs) -> None:
     rules = {"listener.name.ssl.ssl.principal.mapping.rules": "RULE:^OU=(.*)$/$1/"}
-    with CliBroker(tmp_path, broker_settings(certs, **rules)) as broker:
-        assert tls_exchange(broker.address("SSL"), trusting(certs, client_cert=True)) == b""
+    with CliBroker(tmp_path, broker_settings(tls_certs, **rules)) as broker:
+        assert tls_exchange(broker.address("SSL"), trusting(tls_certs, client_cert=True)) == b""
         log = broker.wait_for_log("event=tls-principal-unmapped")
         assert "No rules apply to CN=alice-client,OU=tests,O=lethe" in log

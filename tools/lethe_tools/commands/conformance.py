@@ -37,12 +37,11 @@ from lethe_conformance.run import RunOptions, RunSetupError, execute, lethe_vers
 from lethe_conformance.security import (
     ClientSecurityError,
     RunSecurity,
-    SecurityOptions,
+    add_security_options,
+    read_security_options,
     run_security,
 )
 from lethe_conformance.targets.bootstrap import HOOK_ACTIONS
-from lethe_formats.security.client_settings import SECURITY_PROTOCOLS
-from lethe_formats.security.sasl_client import CLIENT_MECHANISMS
 
 from lethe_tools.commands import conformance_faults, conformance_settings
 
@@ -126,52 +125,12 @@ def _security_arguments(runner: Any) -> None:
         "security (a --target behind TLS or SASL)",
         "either these options or --command-config with Kafka's client property names",
     )
-    group.add_argument(
-        "--security-protocol",
-        choices=SECURITY_PROTOCOLS,
-        help="default SASL_PLAINTEXT with a SASL user, else PLAINTEXT",
-    )
-    group.add_argument("--ssl-cafile", metavar="PEM", help="CA certificates to trust")
-    group.add_argument("--ssl-certfile", metavar="PEM", help="client certificate (mutual TLS)")
-    group.add_argument("--ssl-keyfile", metavar="PEM", help="the client certificate's key")
-    group.add_argument("--ssl-key-password", metavar="P", help="the key file's password")
-    group.add_argument("--sasl-mechanism", choices=CLIENT_MECHANISMS, help="default PLAIN")
-    group.add_argument("--sasl-username", "--sasl-user", dest="sasl_user", metavar="U")
-    group.add_argument("--sasl-password", metavar="P")
-    group.add_argument(
-        "--user-sasl-username",
-        "--user-sasl-user",
-        dest="user_sasl_user",
-        metavar="U",
-        help="a second SASL principal with no ACLs (capability principals; the "
-        "--sasl-username one must be allowed everything)",
-    )
-    group.add_argument("--user-sasl-password", metavar="P", help="its password")
-    group.add_argument(
-        "--command-config",
-        metavar="FILE",
-        help="client properties: security.protocol, ssl.truststore.*, ssl.keystore.*, "
-        "ssl.key.password, sasl.mechanism, sasl.jaas.config",
-    )
+    add_security_options(group.add_argument)
 
 
 def _security(args: argparse.Namespace) -> RunSecurity:
     try:
-        return run_security(
-            SecurityOptions(
-                command_config=args.command_config,
-                protocol=args.security_protocol,
-                cafile=args.ssl_cafile,
-                certfile=args.ssl_certfile,
-                keyfile=args.ssl_keyfile,
-                key_password=args.ssl_key_password,
-                mechanism=args.sasl_mechanism,
-                username=args.sasl_user,
-                password=args.sasl_password,
-                user_username=args.user_sasl_user,
-                user_password=args.user_sasl_password,
-            )
-        )
+        return run_security(read_security_options(lambda dest: getattr(args, dest)))
     except ClientSecurityError as error:
         raise RunSetupError(str(error)) from None
 
