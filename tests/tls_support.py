@@ -231,7 +231,7 @@ class CliBroker:
         while time.monotonic() < deadline:
             line = next((x for x in self.text().splitlines() if "event=listening" in x), None)
             if line is not None:
-                self.ports = _ports(line)
+                self.ports = listening_ports(line)
                 self.ports.setdefault(self._main, self.ports["main"])
                 return self
             if self.process.poll() is not None:
@@ -273,7 +273,7 @@ class CliBroker:
         raise AssertionError(f"{fragment!r} x{count} not logged: {self.text()}")
 
 
-def _ports(line: str) -> dict[str, int]:
+def listening_ports(line: str) -> dict[str, int]:
     """``event=listening ... port=P1 listeners=SASL_SSL:P2`` -> ports by listener name
     (the main listener under the first name of ``listeners``)."""
     fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
