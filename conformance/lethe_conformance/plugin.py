@@ -61,13 +61,18 @@ import pytest
 from lethe_formats.fixtures import fixtures_root
 
 from lethe_conformance.baseline import Baseline, BaselineError
-from lethe_conformance.client.connection import PlainCredentials
 from lethe_conformance.client.errors import ClientError
 from lethe_conformance.outcomes import Outcome, ScenarioResult
 from lethe_conformance.report.text import suite_text
 from lethe_conformance.run import lethe_version
 from lethe_conformance.scenarios import Scenario, ScenarioError, load_scenarios
 from lethe_conformance.scenarios.loader import scenario_files
+from lethe_conformance.security import (
+    ClientSecurityError,
+    add_security_options,
+    read_security_options,
+    run_security,
+)
 from lethe_conformance.suite import SuiteError, load_suite
 from lethe_conformance.targets.base import Target
 from lethe_conformance.targets.bootstrap import BootstrapTarget, ControlHook
@@ -114,17 +119,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the actions the --lethe-control hook supports (restart, advance-time, "
         "trigger-cleaning; default all): scenarios needing another are not applicable",
     )
-    group.addoption("--lethe-sasl-user", metavar="USER", help="SASL/PLAIN user name")
-    group.addoption("--lethe-sasl-password", metavar="PASSWORD", help="SASL/PLAIN password")
-    group.addoption(
-        "--lethe-user-sasl-user",
-        metavar="USER",
-        help="a second SASL/PLAIN principal with no ACLs (capability principals; the "
-        "--lethe-sasl-user one must be a super user)",
-    )
-    group.addoption(
-        "--lethe-user-sasl-password", metavar="PASSWORD", help="the second principal's password"
-    )
+    add_security_options(group.addoption, "lethe-")
     group.addoption("--lethe-baseline", metavar="FILE", help="known failures (strict xfail)")
 
 
@@ -179,13 +174,10 @@ def _load_baseline(config: pytest.Config) -> Baseline:
 
 def _bootstrap_target(config: pytest.Config) -> BootstrapTarget:
     address = config.getoption("lethe_target")
-    user, password = config.getoption("lethe_sasl_user"), config.getoption("lethe_sasl_password")
-    if (user is None) != (password is None):
-        raise pytest.UsageError("give both --lethe-sasl-user and --lethe-sasl-password")
-    second = config.getoption("lethe_user_sasl_user")
-    second_password = config.getoption("lethe_user_sasl_password")
-    if (second is None) != (second_password is None):
-        raise pytest.UsageError("give both --lethe-user-sasl-user and --lethe-user-sasl-password")
+    try:
+        security = run_security(read_security_options(config.getoption, "lethe-"))
+    except ClientSecurityError as error:
+        raise pytest.UsageError(f"--lethe-target {address}: {error}") from None
     control = config.getoption("lethe_control")
     declared = config.getoption("lethe_control_actions")
     actions = (
@@ -197,8 +189,9 @@ def _bootstrap_target(config: pytest.Config) -> BootstrapTarget:
         return BootstrapTarget(
             address,
             log_dir=config.getoption("lethe_log_dir"),
-            sasl=None if user is None else PlainCredentials(user, password),
-            user=None if second is None else PlainCredentials(second, second_password),
+            sasl=security.sasl,
+            user=security.user,
+            tls=security.tls,
             control=None if control is None else ControlHook.parse(control, actions),
         )
     except ValueError as error:

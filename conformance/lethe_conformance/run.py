@@ -38,6 +38,7 @@ import datetime as dt
 import importlib.metadata
 import json
 import os
+import ssl
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +117,8 @@ class RunOptions:
     sasl: PlainCredentials | None = None
     #: a second principal (capability principals, with ``sasl`` as the admin)
     user: PlainCredentials | None = None
+    #: TLS to the target (``--security-protocol SSL|SASL_SSL``, lethe_conformance.security)
+    tls: ssl.SSLContext | None = None
     profiles: tuple[str, ...] = ()
     require: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
@@ -314,8 +317,8 @@ def _build_target(options: RunOptions) -> Target:
     if options.binary is not None:
         raise RunSetupError("--bin names the executable of a --launch broker")
     if options.target is None:
-        if options.control or options.sasl or options.user or options.log_dir:
-            raise RunSetupError("--log-dir, --control and SASL need --target")
+        if options.control or options.sasl or options.user or options.tls or options.log_dir:
+            raise RunSetupError("--log-dir, --control, SASL and TLS need --target")
         # Imported here: a run against a bootstrap target never loads the reference broker.
         from lethe_conformance.targets.embedded import EmbeddedTarget  # noqa: PLC0415
 
@@ -334,6 +337,7 @@ def _build_target(options: RunOptions) -> Target:
             log_dir=options.log_dir,
             sasl=options.sasl,
             user=options.user,
+            tls=options.tls,
             control=hook,
         )
     except ValueError as error:
@@ -342,9 +346,10 @@ def _build_target(options: RunOptions) -> Target:
 
 def _launch(options: RunOptions) -> Target:
     """Start the broker from its launcher (``--launch``); one line when it cannot start."""
-    if options.target or options.control or options.sasl or options.user or options.log_dir:
+    given = (options.target, options.control, options.sasl, options.user, options.tls)
+    if any(given) or options.log_dir:
         raise RunSetupError(
-            "--launch starts its own broker: no --target, --control, SASL, --log-dir"
+            "--launch starts its own broker: no --target, --control, SASL, TLS, --log-dir"
         )
     assert options.launch is not None
     from lethe_conformance.targets.launched import LaunchedTarget  # noqa: PLC0415

@@ -193,16 +193,22 @@ def test_a_null_version_is_not_an_integer() -> None:
 @pytest.mark.parametrize(
     ("properties", "fragment"),
     [
-        ("security.protocol=SSL\n", "security.protocol=SSL is not supported"),
-        ("security.protocol=SASL_SSL\n", "security.protocol=SASL_SSL is not supported"),
+        (
+            "security.protocol=SSL\nssl.truststore.location=/t.jks\n",
+            "ssl.truststore.type=JKS is not supported",
+        ),
+        (
+            "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n",
+            "security.protocol=SASL_SSL with sasl.mechanism=PLAIN needs sasl.jaas.config",
+        ),
         (
             "security.protocol=BOGUS\n",
             "Invalid value BOGUS for configuration security.protocol: String must be one of: "
             "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",
         ),
         (
-            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n",
-            "sasl.mechanism=SCRAM-SHA-256 is not supported",
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=GSSAPI\n",
+            "sasl.mechanism=GSSAPI is not supported",
         ),
         ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n", "needs sasl.jaas.config"),
         (

@@ -5,7 +5,7 @@ codes, versions, raw batches, -1 fields), so the runner speaks the protocol
 itself:
 
 ``connection``  :class:`KafkaConnection`: connect, ApiVersions negotiation,
-                any message at any version, raw request bytes, SASL/PLAIN,
+                any message at any version, raw request bytes, SASL (PLAIN, SCRAM) and TLS,
                 bounded timeouts
 ``calls``       one typed function per request the runner makes
 ``batches``     raw batch bytes out (fixture replay), visible records in

@@ -23,8 +23,16 @@ as asked, advertised or not, so scenarios can probe any version. To send a
 version or API lethe_formats has no definition for, :meth:`request_raw` takes
 the body bytes and returns the response body bytes.
 
-SASL/PLAIN (``SASL_PLAINTEXT`` listeners): SaslHandshake v1 with ``PLAIN``,
-then one SaslAuthenticate with the RFC 4616 token ``NUL user NUL password``.
+TLS (``SSL`` / ``SASL_SSL`` listeners): with ``tls`` (an ``ssl.SSLContext``,
+:func:`lethe_formats.security.tls.client_context` builds one from Kafka's
+client settings) the TCP connection is wrapped before ApiVersions; the
+handshake is bounded by ``connect_timeout`` and a failure (untrusted or
+misnamed server certificate, refused client certificate, a plaintext port)
+is :class:`~lethe_conformance.client.errors.TargetUnreachableError` naming it.
+
+SASL (``SASL_PLAINTEXT`` / ``SASL_SSL``): SaslHandshake v1 with the
+credentials' mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), then its
+tokens in SaslAuthenticate requests (:class:`lethe_formats.security.sasl_client.SaslClient`).
 
 Not thread-safe: one connection per thread.
 """
@@ -32,9 +40,9 @@ Not thread-safe: one connection per thread.
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 import time
-from dataclasses import dataclass
 from typing import TypeVar
 
 from lethe_formats.errors import FormatError
@@ -55,6 +63,7 @@ from lethe_formats.protocol.messages.sasl_handshake import (
 )
 from lethe_formats.protocol.registry import api, header_versions
 from lethe_formats.protocol.schema import Struct, message_info
+from lethe_formats.security.sasl_client import SaslClient, SaslCredentials, ScramError
 
 from lethe_conformance.client.errors import (
     AuthenticationError,
@@ -77,15 +86,8 @@ _RECV_SIZE = 65536
 R = TypeVar("R", bound=Struct)
 
 
-@dataclass(frozen=True, slots=True)
-class PlainCredentials:
-    """SASL/PLAIN user name and password."""
-
-    username: str
-    password: str
-
-    def __repr__(self) -> str:
-        return f"PlainCredentials(username={self.username!r}, password=***)"
+#: SASL credentials (the name predates SCRAM: ``mechanism`` defaults to PLAIN)
+PlainCredentials = SaslCredentials
 
 
 class KafkaConnection:
@@ -109,15 +111,19 @@ class KafkaConnection:
         *,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-        sasl: PlainCredentials | None = None,
+        sasl: SaslCredentials | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> KafkaConnection:
-        """Connect, negotiate versions, and authenticate when ``sasl`` is given."""
+        """Connect (over TLS when ``tls`` is given), negotiate versions, and
+        authenticate when ``sasl`` is given."""
         target = f"{host}:{port}"
         try:
             sock = socket.create_connection((host, port), timeout=connect_timeout)
         except OSError as error:
             raise TargetUnreachableError(target, None, f"cannot connect: {error}") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls is not None:
+            sock = _wrap(sock, tls, host, target)
         connection = cls(sock, target, request_timeout)
         try:
             connection._negotiate()
@@ -323,20 +329,37 @@ class KafkaConnection:
             raise self._nonsense(ApiKey.API_VERSIONS, f"undecodable: {error}") from None
         return decoded
 
-    def _authenticate(self, credentials: PlainCredentials) -> None:
-        handshake = self.call(SaslHandshakeRequest("PLAIN"), SaslHandshakeResponse, version=1)
+    def _authenticate(self, credentials: SaslCredentials) -> None:
+        mechanism = credentials.mechanism
+        handshake = self.call(SaslHandshakeRequest(mechanism), SaslHandshakeResponse, version=1)
         if handshake.error_code != ErrorCode.NONE:
             raise AuthenticationError(
                 self.target,
                 "SASL_HANDSHAKE",
-                f"PLAIN refused ({error_name(handshake.error_code)}), "
+                f"{mechanism} refused ({error_name(handshake.error_code)}), "
                 f"enabled mechanisms {list(handshake.mechanisms)}",
             )
-        token = b"\0" + credentials.username.encode() + b"\0" + credentials.password.encode()
-        answer = self.call(SaslAuthenticateRequest(token), SaslAuthenticateResponse)
-        if answer.error_code != ErrorCode.NONE:
-            raise AuthenticationError(
-                self.target,
-                "SASL_AUTHENTICATE",
-                f"{error_name(answer.error_code)}: {answer.error_message}",
-            )
+        client = SaslClient(credentials)
+        token: bytes | None = client.first()
+        while token is not None:
+            answer = self.call(SaslAuthenticateRequest(token), SaslAuthenticateResponse)
+            if answer.error_code != ErrorCode.NONE:
+                raise AuthenticationError(
+                    self.target,
+                    "SASL_AUTHENTICATE",
+                    f"{error_name(answer.error_code)}: {answer.error_message}",
+                )
+            try:
+                token = client.next(answer.auth_bytes)
+            except ScramError as error:
+                self.close()
+                raise AuthenticationError(self.target, "SASL_AUTHENTICATE", str(error)) from None
+
+
+def _wrap(sock: socket.socket, tls: ssl.SSLContext, host: str, target: str) -> socket.socket:
+    """``sock`` after a client TLS handshake (bounded by the socket's connect timeout)."""
+    try:
+        return tls.wrap_socket(sock, server_hostname=host)
+    except (ssl.SSLError, ssl.CertificateError, OSError) as error:
+        sock.close()
+        raise TargetUnreachableError(target, None, f"TLS handshake failed: {error}") from None

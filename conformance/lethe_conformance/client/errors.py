@@ -16,7 +16,7 @@ judge. The runner grades them differently, so the classes say which case it is:
                             Graded as the target's FAIL, never PASS.
 ``UnsupportedApiError``     the target does not advertise the API (or no
                             version both sides speak). Graded UNSUPPORTED.
-``AuthenticationError``     SASL/PLAIN refused. Graded ERROR.
+``AuthenticationError``     SASL refused. Graded ERROR.
 
 Every message names the target (``host:port``) and the API, so a report line
 alone says what went wrong where.
@@ -73,7 +73,7 @@ class TargetNonsenseError(ClientError):
 
 
 class AuthenticationError(ClientError):
-    """SASL/PLAIN was refused."""
+    """SASL authentication was refused (any mechanism)."""
 
 
 class UnsupportedApiError(ClientError):

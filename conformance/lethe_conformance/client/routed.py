@@ -27,6 +27,7 @@ On a single broker nothing changes: every destination is that broker.
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import Sequence
 
 from lethe_formats.protocol.api_keys import ApiKey
@@ -63,6 +64,7 @@ class RoutedConnection(KafkaConnection):
         super().__init__(sock, target, request_timeout)
         self.view = routing.ClusterView()
         self._sasl: PlainCredentials | None = None
+        self._tls: ssl.SSLContext | None = None
         self._nodes: dict[int, KafkaConnection] = {}
 
     @classmethod
@@ -72,17 +74,18 @@ class RoutedConnection(KafkaConnection):
         *,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         sasl: PlainCredentials | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> RoutedConnection:
         """A connection through the first of ``addresses`` that answers."""
         failures: list[str] = []
         for host, port in addresses:
             try:
-                conn = cls.open(host, port, request_timeout=request_timeout, sasl=sasl)
+                conn = cls.open(host, port, request_timeout=request_timeout, sasl=sasl, tls=tls)
             except TargetUnreachableError as error:
                 failures.append(str(error))
                 continue
             assert isinstance(conn, RoutedConnection)
-            conn._sasl = sasl
+            conn._sasl, conn._tls = sasl, tls
             return conn
         listed = ",".join(f"{host}:{port}" for host, port in addresses)
         raise TargetUnreachableError(listed, None, "; ".join(failures) or "no address given")
@@ -142,7 +145,7 @@ class RoutedConnection(KafkaConnection):
         if found is None:
             host, port = self.view.brokers[node]
             found = self._nodes[node] = KafkaConnection.open(
-                host, port, request_timeout=self.request_timeout, sasl=self._sasl
+                host, port, request_timeout=self.request_timeout, sasl=self._sasl, tls=self._tls
             )
         return found
 

@@ -3,7 +3,7 @@
 ``base``       the :class:`Target` protocol, :class:`Capabilities`, capability names
 ``embedded``   :class:`EmbeddedTarget`: the reference broker in-process, virtual clock
 ``bootstrap``  :class:`BootstrapTarget`: any broker by ``host:port``, optional log dir,
-               SASL/PLAIN and control hook
+               SASL (PLAIN, SCRAM), TLS and control hook
 ``profiles``   which profiles a target offers (ApiVersions, DescribeConfigs)
 
 ``EmbeddedTarget`` is imported from its module, not from here, so that using a

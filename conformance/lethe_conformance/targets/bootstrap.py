@@ -13,9 +13,13 @@ the user grants it:
 * ``log_dir``: a path where the runner can read the broker's log directory
   (a local broker, a mounted volume); without it, on-disk checks are not
   applicable;
-* ``sasl``: SASL/PLAIN credentials for a ``SASL_PLAINTEXT`` listener; every
-  connection authenticates with them;
-* ``user``: a second principal's SASL/PLAIN credentials. With both, the
+* ``sasl``: SASL credentials (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512) for a
+  ``SASL_PLAINTEXT`` or ``SASL_SSL`` listener; every connection authenticates
+  with them;
+* ``tls``: an ``ssl.SSLContext`` for an ``SSL`` or ``SASL_SSL`` listener
+  (trusted CAs, and a client certificate for mutual TLS); every connection,
+  to the bootstrap address and to each leader and coordinator, speaks TLS;
+* ``user``: a second principal's SASL credentials. With both, the
   target has capability ``principals``: role ``admin`` is ``sasl`` (it must
   be allowed everything, e.g. a super user, and may create ACLs) and role
   ``user`` is this one, which must start with no ACLs on the scenarios'
@@ -45,6 +49,7 @@ bounded by ``timeout_s``.
 from __future__ import annotations
 
 import shlex
+import ssl
 import subprocess
 import time
 from collections.abc import Sequence
@@ -148,6 +153,7 @@ class BootstrapTarget(ProfilesOnce):
         log_dir: str | Path | None = None,
         sasl: PlainCredentials | None = None,
         user: PlainCredentials | None = None,
+        tls: ssl.SSLContext | None = None,
         control: ControlHook | None = None,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         restart_timeout_s: float = 120.0,
@@ -155,6 +161,7 @@ class BootstrapTarget(ProfilesOnce):
         self._addresses = parse_bootstrap_servers(address)
         self._log_dir = None if log_dir is None else Path(log_dir)
         self._sasl = sasl
+        self._tls = tls
         self._roles = {} if sasl is None or user is None else {"admin": sasl, "user": user}
         self._control = control
         self._request_timeout = request_timeout
@@ -178,7 +185,7 @@ class BootstrapTarget(ProfilesOnce):
 
     def connect(self) -> KafkaConnection:
         return RoutedConnection.open_first(
-            self._addresses, request_timeout=self._request_timeout, sasl=self._sasl
+            self._addresses, request_timeout=self._request_timeout, sasl=self._sasl, tls=self._tls
         )
 
     def connect_as(self, role: str) -> KafkaConnection:
@@ -186,7 +193,10 @@ class BootstrapTarget(ProfilesOnce):
         if role not in self._roles:
             raise CapabilityMissingError(self.name, PRINCIPALS)
         return RoutedConnection.open_first(
-            self._addresses, request_timeout=self._request_timeout, sasl=self._roles[role]
+            self._addresses,
+            request_timeout=self._request_timeout,
+            sasl=self._roles[role],
+            tls=self._tls,
         )
 
     def principal_of(self, role: str) -> str:

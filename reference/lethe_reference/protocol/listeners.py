@@ -1,13 +1,23 @@
-"""Listener security settings: which listener speaks what, and SASL/PLAIN users.
+"""Listener security settings: which listener speaks what, SASL users, TLS settings.
 
 Theory of operation
 -------------------
 A Kafka broker serves several named listeners (``listeners=PLAINTEXT://:9092,
 SASL_PLAINTEXT://:9093``); ``listener.security.protocol.map`` gives each name
 its security protocol (by default a listener named after a protocol speaks
-it). The reference broker serves PLAINTEXT and SASL_PLAINTEXT; the server
-(:mod:`lethe_reference.server.app`) binds one socket per listener and hands
-each connection the :class:`ListenerSecurity` of its listener.
+it). The reference broker serves PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL;
+the server (:mod:`lethe_reference.server.app`) binds one socket per listener
+and hands each connection the :class:`ListenerSecurity` of its listener.
+
+TLS (SSL, SASL_SSL): every ``ssl.*`` setting is read listener-prefixed first
+(``listener.name.<name lower-case>.ssl.keystore.location``), then broker-wide,
+and kept in :attr:`ListenerSecurity.ssl_settings`; the server's edge turns
+them into a TLS context (:mod:`lethe_formats.security.tls`: keystore types
+PEM and PKCS12, truststores, ``ssl.client.auth``, enabled protocols) before
+anything is initialised, so a bad keystore or password stops the start. The
+protocol layer stays sans-IO: it sees the decrypted bytes and the
+connection's principal (the client certificate's ``User:<RFC 2253 DN>`` on
+SSL, the SASL user on SASL_SSL).
 
 For a SASL listener the settings are read as Kafka reads them, listener-prefixed
 first (``listener.name.<name lower-case>.<setting>``), then the broker-wide
@@ -40,7 +50,7 @@ when the setting is absent), names in ``controller.listener.names`` are left out
 twice is a config error. :func:`advertised_listeners` reads
 ``advertised.listeners`` the same way: the address Metadata hands out per
 listener name (a listener not named there advertises its own address).
-:func:`secured_listeners` is the SASL_PLAINTEXT subset.
+:func:`secured_listeners` is the SASL subset (SASL_PLAINTEXT and SASL_SSL).
 """
 
 from __future__ import annotations
@@ -55,6 +65,8 @@ __all__ = [
     "PLAIN",
     "PLAINTEXT",
     "SASL_PLAINTEXT",
+    "SASL_SSL",
+    "SSL",
     "ListenerConfigError",
     "ListenerSecurity",
     "advertised_listeners",
@@ -66,6 +78,9 @@ __all__ = [
 
 PLAINTEXT = "PLAINTEXT"
 SASL_PLAINTEXT = "SASL_PLAINTEXT"
+SSL = "SSL"
+SASL_SSL = "SASL_SSL"
+PROTOCOLS = (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)
 PLAIN = "PLAIN"
 IMPLEMENTED_MECHANISMS = frozenset({PLAIN, *MECHANISMS})
 _OPTION = re.compile(r'([A-Za-z_][\w.-]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
@@ -77,7 +92,7 @@ class ListenerConfigError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ListenerSecurity:
-    """One listener's name, protocol and (SASL) mechanisms and PLAIN accounts."""
+    """One listener's name, protocol, (SASL) mechanisms and accounts, (TLS) settings."""
 
     name: str = PLAINTEXT
     protocol: str = PLAINTEXT
@@ -85,10 +100,16 @@ class ListenerSecurity:
     plain_users: Mapping[str, str] = field(default_factory=dict)
     #: SCRAM mechanism -> user -> credential
     scram_users: Mapping[str, Mapping[str, ScramCredential]] = field(default_factory=dict)
+    #: the resolved ``ssl.*`` settings of a TLS listener (listener-prefixed ones first)
+    ssl_settings: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def sasl(self) -> bool:
-        return self.protocol == SASL_PLAINTEXT
+        return self.protocol in (SASL_PLAINTEXT, SASL_SSL)
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol in (SSL, SASL_SSL)
 
 
 def parse_jaas_users(jaas: str) -> dict[str, str]:
@@ -111,10 +132,11 @@ def listener_security(
     layers: Sequence[Mapping[str, str]], name: str, protocol: str
 ) -> ListenerSecurity:
     """The settings of listener ``name`` from raw config layers (highest priority first)."""
-    if protocol == PLAINTEXT:
-        return ListenerSecurity(name, protocol)
-    if protocol != SASL_PLAINTEXT:
+    if protocol not in PROTOCOLS:
         raise ListenerConfigError(f"listener {name}: security protocol {protocol} is not served")
+    tls = _ssl_settings(layers, name) if protocol in (SSL, SASL_SSL) else {}
+    if protocol in (PLAINTEXT, SSL):
+        return ListenerSecurity(name, protocol, ssl_settings=tls)
     prefix = f"listener.name.{name.lower()}."
     text = _value(layers, prefix + "sasl.enabled.mechanisms")
     if text is None:
@@ -138,14 +160,28 @@ def listener_security(
         for m, users in accounts.items()
         if m in MECHANISMS
     }
-    return ListenerSecurity(name, protocol, mechanisms, accounts.get(PLAIN, {}), scram)
+    return ListenerSecurity(name, protocol, mechanisms, accounts.get(PLAIN, {}), scram, tls)
+
+
+def _ssl_settings(layers: Sequence[Mapping[str, str]], name: str) -> dict[str, str]:
+    """Every ``ssl.*`` setting of listener ``name``: for each key, the listener-prefixed
+    value if any layer has one, else the broker-wide one (Kafka's lookup order)."""
+    prefix = f"listener.name.{name.lower()}."
+    keys = {
+        key[len(prefix) :] if key.startswith(prefix) else key for layer in layers for key in layer
+    }
+    out = {}
+    for key in sorted(k for k in keys if k.startswith("ssl.")):
+        value = _value(layers, prefix + key)
+        out[key] = value if value is not None else _value(layers, key)
+    return {key: value for key, value in out.items() if value is not None}
 
 
 def _protocol_map(layers: Sequence[Mapping[str, str]]) -> dict[str, str]:
     text = _value(layers, "listener.security.protocol.map") or ""
     pairs = (entry.split(":", 1) for entry in text.split(",") if ":" in entry)
     mapped = {name.strip().upper(): proto.strip().upper() for name, proto in pairs}
-    return {PLAINTEXT: PLAINTEXT, SASL_PLAINTEXT: SASL_PLAINTEXT} | mapped
+    return {protocol: protocol for protocol in PROTOCOLS} | mapped
 
 
 def _endpoints(text: str) -> list[tuple[str, str, int]]:
@@ -193,5 +229,5 @@ def advertised_listeners(layers: Sequence[Mapping[str, str]]) -> dict[str, tuple
 def secured_listeners(
     layers: Sequence[Mapping[str, str]],
 ) -> list[tuple[ListenerSecurity, str, int]]:
-    """(settings, host, port) of every SASL_PLAINTEXT listener in ``listeners``."""
+    """(settings, host, port) of every SASL listener in ``listeners``."""
     return [entry for entry in configured_listeners(layers) if entry[0].sasl]

@@ -23,7 +23,12 @@ must do), moving through::
       (UNSUPPORTED_VERSION) and the state stays, so the client can retry.
 
 SaslHandshake (v0 or v1): a mechanism the listener enables is answered NONE
-with the enabled list (-> AUTHENTICATE); any other UNSUPPORTED_SASL_MECHANISM
+with the enabled list (-> AUTHENTICATE), in the order Kafka sends it: Kafka
+copies ``sasl.enabled.mechanisms`` through a ``java.util.HashSet``
+(``SaslServerAuthenticator``), so the list comes in that set's iteration
+order, not the configured one (:func:`java_hash_set_order`; Kafka 4.0.0
+answers ``PLAIN,SCRAM-SHA-256,SCRAM-SHA-512`` as
+``[PLAIN, SCRAM-SHA-512, SCRAM-SHA-256]``); any other UNSUPPORTED_SASL_MECHANISM
 (33) with the list, then the connection closes. A v0 handshake announces raw
 token frames instead of SaslAuthenticate requests (:attr:`SaslAuthenticator.raw_tokens`):
 the client's next frame is the bare token (:meth:`SaslAuthenticator.receive_token`),
@@ -65,6 +70,7 @@ from __future__ import annotations
 
 import enum
 import hmac
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +104,29 @@ class SaslState(enum.Enum):
     AUTHENTICATE = "AUTHENTICATE"
     COMPLETE = "COMPLETE"
     FAILED = "FAILED"
+
+
+def _java_string_hash(text: str) -> int:
+    value = 0
+    for unit in struct.unpack(f">{len(text.encode('utf-16-be')) // 2}H", text.encode("utf-16-be")):
+        value = (31 * value + unit) & 0xFFFFFFFF
+    return value
+
+
+def java_hash_set_order(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``new ArrayList<>(new HashSet<>(names))``: duplicates dropped, then by bucket of a
+    ``HashMap`` of capacity max(16, next power of two >= n/0.75 + 1), colliding names in
+    insertion order (String.hashCode, spread by ``h ^ (h >>> 16)``)."""
+    unique = list(dict.fromkeys(names))
+    capacity = 16
+    while capacity < int(len(unique) / 0.75) + 1:
+        capacity *= 2
+
+    def bucket(name: str) -> int:
+        code = _java_string_hash(name)
+        return (code ^ (code >> 16)) & (capacity - 1)
+
+    return tuple(sorted(unique, key=bucket))
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +185,7 @@ class SaslAuthenticator:
             return self._fail(
                 f"Unexpected Kafka request of type {api_name(api_key)} during SASL handshake."
             )
-        enabled = self.listener.mechanisms
+        enabled = java_hash_set_order(self.listener.mechanisms)
         if request.mechanism not in enabled:
             self.state = SaslState.FAILED
             return SaslAction(

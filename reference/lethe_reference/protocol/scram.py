@@ -37,6 +37,15 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from lethe_formats.security.scram import (
+    MECHANISMS,
+    MIN_ITERATIONS,
+    ScramError,
+    hmac_digest,
+    scram_attributes,
+    scram_keys,
+)
+
 __all__ = [
     "MECHANISMS",
     "ScramCredential",
@@ -45,13 +54,7 @@ __all__ = [
     "scram_credential",
 ]
 
-#: mechanism -> hashlib name
-MECHANISMS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
-DEFAULT_ITERATIONS = 4096
-
-
-class ScramError(Exception):
-    """The exchange failed (the reason is logged, never sent to the client)."""
+DEFAULT_ITERATIONS = MIN_ITERATIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +63,6 @@ class ScramCredential:
     iterations: int
     stored_key: bytes
     server_key: bytes
-
-
-def _hmac(hash_name: str, key: bytes, data: bytes) -> bytes:
-    return hmac.new(key, data, hash_name).digest()
 
 
 def scram_credential(
@@ -75,20 +74,8 @@ def scram_credential(
 ) -> ScramCredential:
     """The server-side credential of ``password`` (RFC 5802 section 3)."""
     salt = secrets.token_bytes(16) if salt is None else salt
-    salted = hashlib.pbkdf2_hmac(hash_name, password.encode(), salt, iterations)
-    client_key = _hmac(hash_name, salted, b"Client Key")
-    stored_key = hashlib.new(hash_name, client_key).digest()
-    return ScramCredential(salt, iterations, stored_key, _hmac(hash_name, salted, b"Server Key"))
-
-
-def _attributes(message: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for part in message.split(","):
-        key, sep, value = part.partition("=")
-        if not sep or len(key) != 1:
-            raise ScramError(f"malformed SCRAM attribute {part!r}")
-        out.setdefault(key, value)
-    return out
+    _, stored_key, server_key = scram_keys(password, hash_name, salt, iterations)
+    return ScramCredential(salt, iterations, stored_key, server_key)
 
 
 def _saslname(name: str) -> str:
@@ -133,7 +120,7 @@ class ScramServer:
             raise ScramError("malformed client-first message")
         self._gs2 = f"{parts[0]},{parts[1]},"
         self._first_bare = parts[2]
-        attrs = _attributes(self._first_bare)
+        attrs = scram_attributes(self._first_bare)
         if "n" not in attrs or "r" not in attrs or not attrs["r"]:
             raise ScramError("client-first message without user or nonce")
         user = _saslname(attrs["n"])
@@ -152,8 +139,8 @@ class ScramServer:
     def _final(self, text: str) -> bytes:
         assert self._credential is not None
         without_proof, sep, proof_part = text.rpartition(",p=")
-        attrs = _attributes(without_proof) if sep else {}
-        if not sep or attrs.get("r") != _attributes(self._server_first)["r"]:
+        attrs = scram_attributes(without_proof) if sep else {}
+        if not sep or attrs.get("r") != scram_attributes(self._server_first)["r"]:
             raise ScramError("client-final message with a wrong nonce")
         if attrs.get("c") != base64.b64encode(self._gs2.encode()).decode():
             raise ScramError("channel binding differs from the client-first message")
@@ -163,12 +150,12 @@ class ScramServer:
             raise ScramError("proof is not base64") from None
         auth = f"{self._first_bare},{self._server_first},{without_proof}".encode()
         credential, name = self._credential, self.hash_name
-        signature = _hmac(name, credential.stored_key, auth)
+        signature = hmac_digest(name, credential.stored_key, auth)
         if len(proof) != len(signature):
             raise ScramError("Invalid client credentials")
         client_key = bytes(a ^ b for a, b in zip(proof, signature, strict=True))
         if not hmac.compare_digest(hashlib.new(name, client_key).digest(), credential.stored_key):
             raise ScramError("Invalid client credentials")
         self.complete = True
-        server_signature = _hmac(name, credential.server_key, auth)
+        server_signature = hmac_digest(name, credential.server_key, auth)
         return b"v=" + base64.b64encode(server_signature)

@@ -22,7 +22,11 @@ connection until it needs data or is paused:
   request order, one request at a time, as Kafka's muted channels do;
 * ProtocolError or ConnectionClosed: the connection is closed.
 
-SASL. A session on a SASL_PLAINTEXT listener (``listener.sasl``) runs every
+TLS is the server's edge's business: a session on an SSL listener gets the
+decrypted bytes and, as ``principal``, the client certificate's name
+(``User:<RFC 2253 DN>``, :func:`lethe_formats.security.tls.certificate_principal`).
+
+SASL. A session on a SASL_PLAINTEXT or SASL_SSL listener (``listener.sasl``) runs every
 request through its :class:`~.sasl.SaslAuthenticator` until authentication
 completes: ApiVersions is dispatched as usual, SaslHandshake and
 SaslAuthenticate are answered by the authenticator, a request it refuses gets
@@ -45,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from lethe_formats.protocol.api_keys import api_name
 from lethe_formats.protocol.schema import Struct
 
-from lethe_reference.handlers.context import RequestContext
+from lethe_reference.handlers.context import ANONYMOUS, RequestContext
 from lethe_reference.handlers.dispatch import (
     ERROR_RESPONSES,
     NoHandlerError,
@@ -83,6 +87,7 @@ class BrokerSession:
         close: Callable[[], None],
         peer: str = "",
         listener: ListenerSecurity | None = None,
+        principal: str | None = None,
     ) -> None:
         self.broker = broker
         self.authenticator = (
@@ -94,6 +99,7 @@ class BrokerSession:
             max_frame_size=broker.config.get_int("socket.request.max.bytes"),
             peer=peer,
             listener=listener.name if listener is not None else "PLAINTEXT",
+            principal=ANONYMOUS if principal is None else principal,
         )
         self._send = send
         self._close_callback = close

@@ -32,7 +32,9 @@ Listeners. The main listener (``host:port``) is PLAINTEXT unless ``listener``
 says otherwise. ``extra_listeners`` adds more sockets, each with its
 :class:`~lethe_reference.protocol.listeners.ListenerSecurity` (a SASL_PLAINTEXT
 listener authenticates each connection before its requests reach the handlers,
-:mod:`lethe_reference.protocol.sasl`); their bound ports are in
+:mod:`lethe_reference.protocol.sasl`; an SSL or SASL_SSL one first runs the TLS
+handshake, :mod:`.tls`, with ``tls_contexts`` or contexts built from the
+listeners' settings); their bound ports are in
 :attr:`BrokerServer.listener_ports` by listener name, and ``advertised_listeners``
 (by name) replaces the bound address in what Metadata hands out.
 
@@ -47,6 +49,7 @@ import contextlib
 import functools
 import itertools
 import logging
+import ssl
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -56,6 +59,7 @@ from lethe_reference.protocol.listeners import ListenerSecurity
 from lethe_reference.protocol.quotas import Admission, ConnectionQuotas, reading_allowed
 from lethe_reference.protocol.session import BrokerSession
 from lethe_reference.server.held_ports import HeldPorts
+from lethe_reference.server.tls import handshake, listener_contexts, start_tls_server
 
 __all__ = ["BrokerServer"]
 
@@ -82,9 +86,12 @@ class BrokerServer:
         held: HeldPorts | None = None,
         listener: ListenerSecurity | None = None,
         advertised_listeners: Mapping[str, tuple[str, int]] | None = None,
+        tls_contexts: Mapping[str, ssl.SSLContext] | None = None,
     ) -> None:
         self.broker = broker
         self.listener = listener
+        #: listener name -> TLS context (SSL, SASL_SSL); None: built from the listeners
+        self.tls_contexts = None if tls_contexts is None else dict(tls_contexts)
         self.extra_listeners = tuple(extra_listeners)
         self.advertised_listeners = dict(advertised_listeners or {})
         self.listener_ports: dict[str, int] = {}
@@ -110,15 +117,21 @@ class BrokerServer:
 
     async def start(self) -> None:
         """Start the broker (if needed), listen, and start the timer."""
+        if self.tls_contexts is None:
+            listeners = [security for security, _, _ in self.extra_listeners]
+            self.tls_contexts = listener_contexts(
+                [self.listener, *listeners] if self.listener else listeners
+            )
         if not self.broker.started:
             self.broker.startup()
         main = functools.partial(self._accept, listener=self.listener)
-        self._server = await self._listen(main, self.host, self.port)
+        main_tls = self.listener is not None and self.listener.tls
+        self._server = await self._listen(main, self.host, self.port, main_tls)
         socket = self._server.sockets[0]
         self.port = socket.getsockname()[1]
         for security, host, port in self.extra_listeners:
             accept = functools.partial(self._accept, listener=security)
-            extra = await self._listen(accept, host, port)
+            extra = await self._listen(accept, host, port, security.tls)
             self._extra_servers.append(extra)
             self.listener_ports[security.name] = extra.sockets[0].getsockname()[1]
         self.broker.extensions[EXTENSION_KEY] = {
@@ -136,10 +149,15 @@ class BrokerServer:
             + (f" listeners={others}" if others else "")
         )
 
-    async def _listen(self, accept: Any, host: str, port: int) -> asyncio.Server:
-        if self._held is None:
-            return await asyncio.start_server(accept, host, port)
-        return await asyncio.start_server(accept, sock=self._held.listener(host, port))
+    async def _listen(self, accept: Any, host: str, port: int, tls: bool = False) -> asyncio.Server:
+        where = (
+            {"host": host, "port": port}
+            if self._held is None
+            else {"sock": self._held.listener(host, port)}
+        )
+        if tls:  # reads nothing before the handshake (tls.start_tls_server)
+            return await start_tls_server(accept, **where)
+        return await asyncio.start_server(accept, **where)
 
     def poke(self) -> None:
         """Wake the timer: due times may have changed; and the waiting connections:
@@ -217,6 +235,22 @@ class BrokerServer:
         address: str,
     ) -> None:
         connection_id = next(self._ids)
+        principal = None
+        if listener is not None and listener.tls:
+            assert self.tls_contexts is not None
+            principal = await handshake(
+                writer,
+                self.tls_contexts[listener.name],
+                timeout_s=self.broker.config.get_int("connections.max.idle.ms") / 1000,
+                connection_id=connection_id,
+                peer=peer_text,
+                rules=listener.ssl_settings.get("ssl.principal.mapping.rules", "DEFAULT"),
+            )
+            if principal is None:
+                self.quotas.release(address)
+                self._wake()
+                await self._refuse(writer)
+                return
         session = BrokerSession(
             self.broker,
             connection_id,
@@ -224,6 +258,7 @@ class BrokerServer:
             close=writer.close,
             peer=peer_text,
             listener=listener,
+            principal=principal,
         )
         self._connections[connection_id] = (session, writer)
         _log.info(_kv(event="accepted", conn=connection_id, peer=peer_text))

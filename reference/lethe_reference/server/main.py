@@ -2,12 +2,14 @@
 
 ``lethe broker`` calls :func:`run_broker`. Its listeners come from Kafka's
 ``listeners`` setting (every entry served, the first one the main listener;
-e.g. ``listeners=PLAINTEXT://:9092,SASL_PLAINTEXT://127.0.0.1:9093`` with the
-SASL settings of :mod:`lethe_reference.protocol.listeners`), and what Metadata
+e.g. ``listeners=PLAINTEXT://:9092,SASL_PLAINTEXT://127.0.0.1:9093,SSL://:9094``
+with the SASL and ``ssl.*`` settings of :mod:`lethe_reference.protocol.listeners`),
+and what Metadata
 advertises from ``advertised.listeners``; the ``--listen`` / ``--advertise``
 addresses only fill in when the config names no listener, as Kafka's
 defaults do. Every port is bound before the log directory is touched: a port
-in use ends the run with exit status 1, nothing initialised and no
+in use, or a TLS listener whose keystore, truststore or password cannot be
+used (:mod:`.tls`), ends the run with exit status 1, nothing initialised and no
 "started" line. Logs go to stderr, one line per event. SIGTERM and SIGINT
 start a clean shutdown (:meth:`BrokerServer.stop`: close the listener, answer
 parked requests, flush and checkpoint the logs, write
@@ -24,6 +26,7 @@ import asyncio
 import logging
 import signal
 import socket
+import ssl
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -37,6 +40,7 @@ from lethe_reference.protocol.listeners import (
 )
 from lethe_reference.server.app import BrokerServer
 from lethe_reference.server.held_ports import HeldPorts
+from lethe_reference.server.tls import listener_contexts
 
 __all__ = ["configure_logging", "parse_listen", "run_broker"]
 
@@ -71,6 +75,7 @@ async def _serve(
     listeners: Sequence[Listener],
     advertised: Mapping[str, tuple[str, int]],
     held: HeldPorts,
+    tls: Mapping[str, ssl.SSLContext],
 ) -> int:
     (main, host, port), *extra = listeners
     server = BrokerServer(
@@ -82,6 +87,7 @@ async def _serve(
         held=held,
         listener=main,
         advertised_listeners=advertised,
+        tls_contexts=tls,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -130,6 +136,7 @@ def run_broker(
     try:
         listeners = configured_listeners(layers) or [(ListenerSecurity(), host, port)]
         addresses = advertised_listeners(layers)
+        tls = listener_contexts(security for security, _, _ in listeners)
         listeners = _bind_all(listeners, held)
     except Exception as error:  # a listener it cannot serve or bind: nothing initialised
         held.close()
@@ -154,6 +161,6 @@ def run_broker(
         _log.error("event=start-failed log_dir=%s error=%s", log_dir, error)
         return 1
     try:
-        return asyncio.run(_serve(broker, listeners, addresses, held))
+        return asyncio.run(_serve(broker, listeners, addresses, held, tls))
     finally:
         held.close()

@@ -24,6 +24,7 @@ from lethe_formats.protocol.messages.sasl_handshake import (
 )
 from lethe_tools.cli import main
 from test_server_loopback import blocking_exchange
+from tls_support import listening_ports
 
 JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "
@@ -38,16 +39,6 @@ SASL = {
 def write_config(path: Path, settings: dict[str, str]) -> Path:
     path.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
     return path
-
-
-def listening_ports(line: str) -> dict[str, int]:
-    """``event=listening ... port=P1 listeners=SASL_PLAINTEXT:P2`` -> ports by listener."""
-    fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
-    ports = {"main": int(fields["port"])}
-    for entry in filter(None, fields.get("listeners", "").split(",")):
-        name, port = entry.rsplit(":", 1)
-        ports[name] = int(port)
-    return ports
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lethe_conformance.client.connection import PlainCredentials
 from lethe_conformance.report import (
     incomplete_data,
     render_matrix,
@@ -35,6 +34,13 @@ from lethe_conformance.report import (
     write_reports,
 )
 from lethe_conformance.run import RunOptions, RunSetupError, execute, lethe_version, now_utc
+from lethe_conformance.security import (
+    ClientSecurityError,
+    RunSecurity,
+    add_security_options,
+    read_security_options,
+    run_security,
+)
 from lethe_conformance.targets.bootstrap import HOOK_ACTIONS
 
 from lethe_tools.commands import conformance_faults, conformance_settings
@@ -94,15 +100,7 @@ def register(subparsers: Any) -> None:
         metavar="LO-HI",
         help="ports launched brokers may take (default 20000-32000, below the ephemeral range)",
     )
-    runner.add_argument("--sasl-user", metavar="U", help="SASL/PLAIN user name")
-    runner.add_argument("--sasl-password", metavar="P", help="SASL/PLAIN password")
-    runner.add_argument(
-        "--user-sasl-user",
-        metavar="U",
-        help="a second SASL/PLAIN principal with no ACLs (capability principals; the "
-        "--sasl-user one must be allowed everything)",
-    )
-    runner.add_argument("--user-sasl-password", metavar="P", help="its password")
+    _security_arguments(runner)
     runner.add_argument(
         "--profile", action="append", default=[], metavar="P", help="run only this profile"
     )
@@ -121,17 +119,24 @@ def register(subparsers: Any) -> None:
     conformance_settings.register(actions)
 
 
+def _security_arguments(runner: Any) -> None:
+    """TLS and SASL to a --target (lethe_conformance.security)."""
+    group = runner.add_argument_group(
+        "security (a --target behind TLS or SASL)",
+        "either these options or --command-config with Kafka's client property names",
+    )
+    add_security_options(group.add_argument)
+
+
+def _security(args: argparse.Namespace) -> RunSecurity:
+    try:
+        return run_security(read_security_options(lambda dest: getattr(args, dest)))
+    except ClientSecurityError as error:
+        raise RunSetupError(str(error)) from None
+
+
 def _options(args: argparse.Namespace) -> RunOptions:
-    if (args.sasl_user is None) != (args.sasl_password is None):
-        raise RunSetupError("--sasl-user and --sasl-password go together")
-    if (args.user_sasl_user is None) != (args.user_sasl_password is None):
-        raise RunSetupError("--user-sasl-user and --user-sasl-password go together")
-    sasl = None
-    if args.sasl_user is not None:
-        sasl = PlainCredentials(args.sasl_user, args.sasl_password)
-    user = None
-    if args.user_sasl_user is not None:
-        user = PlainCredentials(args.user_sasl_user, args.user_sasl_password)
+    security = _security(args)
     return RunOptions(
         target=args.target,
         log_dir=args.log_dir,
@@ -141,8 +146,9 @@ def _options(args: argparse.Namespace) -> RunOptions:
         home=args.home,
         binary=args.binary,
         launch_ports=_port_range(args.launch_ports),
-        sasl=sasl,
-        user=user,
+        sasl=security.sasl,
+        user=security.user,
+        tls=security.tls,
         profiles=tuple(args.profile),
         require=tuple(args.require),
         tags=tuple(args.tag),

@@ -14,7 +14,7 @@ The steps and their order are those of ``org.apache.kafka.tools.DeleteRecordsCom
    ``Missing required argument "[bootstrap-server]"`` and the usage; both go
    to stderr with exit status 1 (``CommandLineUtils.printUsageAndExit``).
 2. The admin client: ``--command-config`` is a Java properties file
-   (``security.protocol``, ``sasl.*``, timeouts; see
+   (``security.protocol``, ``ssl.*``, ``sasl.*``, timeouts; see
    :mod:`lethe_tools.kafka_client.config`); ``--bootstrap-server`` overrides
    its ``bootstrap.servers``.
 3. The offset JSON file, read as Kafka's ``Json.parseFull`` and ``DecodeJson``

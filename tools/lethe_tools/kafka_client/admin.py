@@ -141,7 +141,8 @@ class AdminClient:
             client_id=self.config.client_id,
             connect_timeout=self.config.connect_timeout_ms / 1000,
             request_timeout=self.config.request_timeout_ms / 1000,
-            plain=self.config.plain,
+            sasl=self.config.sasl,
+            tls=self.config.tls,
         )
 
     def _connection(self, node: int) -> BrokerConnection:

@@ -14,9 +14,11 @@ key                            default used for
 ============================== ======= ==========================================
 bootstrap.servers              --      where the first Metadata request goes
 client.id                      ""      the request header's client id
-security.protocol              PLAIN.. PLAINTEXT; SASL_PLAINTEXT (PLAIN) parsed
-sasl.mechanism                 GSSAPI  only PLAIN is accepted
-sasl.jaas.config               --      PlainLoginModule username / password
+security.protocol              PLAIN.. PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL
+ssl.truststore.*, ssl.keystore --      TLS: trusted CAs, client certificate (PEM, PKCS12)
+.*, ssl.key.password, ssl.end..
+sasl.mechanism                 GSSAPI  PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+sasl.jaas.config               --      Plain/ScramLoginModule username / password
 request.timeout.ms             30000   one request's wait for its response
 default.api.timeout.ms         60000   a whole admin call, retries included
 retry.backoff.ms               100     first pause between retries
@@ -24,32 +26,36 @@ retry.backoff.max.ms           1000    longest pause (exponential growth, x2)
 socket.connection.setup...ms   10000   TCP connect timeout
 ============================== ======= ==========================================
 
-``sasl.jaas.config`` has JAAS syntax: ``<LoginModule class> <flag> key="value"
-... ;``. Only ``org.apache.kafka.common.security.plain.PlainLoginModule`` with
-``username`` and ``password`` is meaningful for PLAIN.
+The security settings are read by :mod:`lethe_formats.security.client_settings`
+(shared with the conformance runner's ``--command-config``): ``sasl.jaas.config``
+has JAAS syntax, ``<LoginModule class> <flag> key="value" ... ;``, with
+``username`` and ``password`` of ``...plain.PlainLoginModule`` for PLAIN and
+``...scram.ScramLoginModule`` for SCRAM.
 """
 
 from __future__ import annotations
 
 import re
+import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from lethe_formats.security.client_settings import (
+    SECURITY_PROTOCOLS,
+    ClientSecurityError,
+    client_security,
+)
+from lethe_formats.security.sasl_client import SaslCredentials
 
 __all__ = [
-    "PLAIN_LOGIN_MODULE",
     "SECURITY_PROTOCOLS",
     "ClientConfig",
     "ClientConfigError",
-    "PlainCredentials",
+    "SaslCredentials",
     "client_config",
     "parse_bootstrap_servers",
-    "parse_plain_jaas",
 ]
 
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
-_SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
-_JAAS_FLAGS = ("required", "requisite", "sufficient", "optional")
 _INT_DEFAULTS = {
     "request.timeout.ms": 30_000,
     "default.api.timeout.ms": 60_000,
@@ -64,22 +70,14 @@ class ClientConfigError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class PlainCredentials:
-    """SASL/PLAIN identity from ``sasl.jaas.config``."""
-
-    username: str
-    password: str = field(repr=False)
-
-
-@dataclass(frozen=True, slots=True)
 class ClientConfig:
     """What the client needs to know; see the module docstring for each key."""
 
     bootstrap_servers: tuple[tuple[str, int], ...]
     client_id: str = ""
     security_protocol: str = "PLAINTEXT"
-    sasl_mechanism: str = "GSSAPI"
-    plain: PlainCredentials | None = None
+    sasl: SaslCredentials | None = None
+    tls: ssl.SSLContext | None = None
     request_timeout_ms: int = 30_000
     default_api_timeout_ms: int = 60_000
     retry_backoff_ms: int = 100
@@ -118,90 +116,18 @@ def _int_setting(properties: Mapping[str, str], key: str) -> int:
     return value
 
 
-def _security_protocol(properties: Mapping[str, str]) -> str:
-    value = properties.get("security.protocol", "PLAINTEXT").strip()
-    if value.upper() not in SECURITY_PROTOCOLS:
-        raise ClientConfigError(
-            f"Invalid value {value} for configuration security.protocol: "
-            f"String must be one of: {', '.join(SECURITY_PROTOCOLS)}"
-        )
-    value = value.upper()
-    if value not in _SUPPORTED_PROTOCOLS:
-        raise ClientConfigError(
-            f"security.protocol={value} is not supported by lethe's client "
-            f"(TLS is not implemented); use {' or '.join(_SUPPORTED_PROTOCOLS)}"
-        )
-    return value
-
-
-def _sasl(properties: Mapping[str, str], protocol: str) -> tuple[str, PlainCredentials | None]:
-    mechanism = properties.get("sasl.mechanism", "GSSAPI").strip()
-    if not protocol.startswith("SASL_"):
-        return mechanism, None
-    if mechanism != "PLAIN":
-        raise ClientConfigError(
-            f"sasl.mechanism={mechanism} is not supported by lethe's client (only PLAIN)"
-        )
-    jaas = properties.get("sasl.jaas.config")
-    if jaas is None:
-        raise ClientConfigError(
-            "security.protocol=SASL_PLAINTEXT with sasl.mechanism=PLAIN needs sasl.jaas.config"
-        )
-    return mechanism, parse_plain_jaas(jaas)
-
-
-_JAAS_TOKEN = re.compile(
-    r'\s*(?:(?P<key>[^\s=;"]+)\s*=\s*(?:"(?P<quoted>[^"]*)"|(?P<bare>[^\s;"]+))|(?P<end>;))'
-)
-
-
-def parse_plain_jaas(text: str) -> PlainCredentials:
-    """Username and password of a one-entry ``PlainLoginModule`` JAAS configuration."""
-    parts = text.strip().split(None, 2)
-    if len(parts) < 2:
-        raise ClientConfigError(f"sasl.jaas.config: expected '<LoginModule> <flag> ...;': {text!r}")
-    module, flag = parts[0], parts[1].rstrip(";")
-    if module != PLAIN_LOGIN_MODULE:
-        raise ClientConfigError(
-            f"sasl.jaas.config: login module {module} does not go with sasl.mechanism=PLAIN "
-            f"(expected {PLAIN_LOGIN_MODULE})"
-        )
-    if flag.lower() not in _JAAS_FLAGS:
-        raise ClientConfigError(f"sasl.jaas.config: invalid control flag {flag!r}")
-    options = _jaas_options(parts[2] if len(parts) > 2 else (";" if parts[1].endswith(";") else ""))
-    missing = [key for key in ("username", "password") if key not in options]
-    if missing:
-        raise ClientConfigError(f"sasl.jaas.config: PlainLoginModule needs {' and '.join(missing)}")
-    return PlainCredentials(options["username"], options["password"])
-
-
-def _jaas_options(rest: str) -> dict[str, str]:
-    options: dict[str, str] = {}
-    position = 0
-    while position < len(rest.rstrip()):
-        match = _JAAS_TOKEN.match(rest, position)
-        if match is None:
-            raise ClientConfigError(f"sasl.jaas.config: cannot parse {rest[position:]!r}")
-        position = match.end()
-        if match.group("end"):
-            if rest[position:].strip():
-                raise ClientConfigError("sasl.jaas.config: only one login module is allowed")
-            return options
-        value = match.group("quoted")
-        options[match.group("key")] = value if value is not None else match.group("bare")
-    raise ClientConfigError("sasl.jaas.config: the entry must end with ';'")
-
-
 def client_config(properties: Mapping[str, str], bootstrap_servers: str) -> ClientConfig:
     """A :class:`ClientConfig` from properties (the file's keys) and the bootstrap list."""
-    protocol = _security_protocol(properties)
-    mechanism, plain = _sasl(properties, protocol)
+    try:
+        security = client_security(properties)
+    except ClientSecurityError as error:
+        raise ClientConfigError(str(error)) from None
     return ClientConfig(
         bootstrap_servers=parse_bootstrap_servers(bootstrap_servers),
         client_id=properties.get("client.id", ""),
-        security_protocol=protocol,
-        sasl_mechanism=mechanism,
-        plain=plain,
+        security_protocol=security.protocol,
+        sasl=security.sasl,
+        tls=security.tls,
         request_timeout_ms=_int_setting(properties, "request.timeout.ms"),
         default_api_timeout_ms=_int_setting(properties, "default.api.timeout.ms"),
         retry_backoff_ms=_int_setting(properties, "retry.backoff.ms"),

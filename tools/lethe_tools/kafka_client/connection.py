@@ -20,10 +20,17 @@ uses, per API, the highest version both sides support::
     broker        [lo_b ............ hi_b]
     used                   = min(hi_c, hi_b), if >= max(lo_c, lo_b)
 
-SASL/PLAIN (``security.protocol=SASL_PLAINTEXT``), as Java's
-``SaslClientAuthenticator`` does it: after ApiVersions, SaslHandshake v1 with
-mechanism ``PLAIN``, then one SaslAuthenticate carrying the RFC 4616 token
-``authzid NUL username NUL password`` (empty authzid). A refusal is
+TLS (``security.protocol=SSL`` / ``SASL_SSL``): the TCP connection is wrapped
+with the configured ``ssl.SSLContext`` before anything is sent; a failed
+handshake (untrusted or misnamed broker certificate, client certificate
+refused, a plaintext port) is :class:`AuthenticationFailedError` holding
+Java's ``SslAuthenticationException``, not retriable, as in Kafka's client.
+
+SASL (``SASL_PLAINTEXT`` / ``SASL_SSL``), as Java's ``SaslClientAuthenticator``
+does it: after ApiVersions, SaslHandshake v1 with the mechanism (PLAIN,
+SCRAM-SHA-256, SCRAM-SHA-512), then its tokens in SaslAuthenticate requests
+(:class:`lethe_formats.security.sasl_client.SaslClient`: PLAIN's RFC 4616
+``NUL username NUL password``, SCRAM's two rounds). A refusal is
 :class:`AuthenticationFailedError` holding the Java exception the client would
 throw (``UnsupportedSaslMechanismException: Client SASL mechanism 'PLAIN' not
 enabled in the server, enabled mechanisms are [...]``, or the broker's
@@ -38,6 +45,7 @@ protocol layer's ``FormatError``; an API neither side can speak is
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 import time
 from typing import TypeVar, cast
@@ -58,8 +66,9 @@ from lethe_formats.protocol.messages.sasl_handshake import (
 )
 from lethe_formats.protocol.registry import api
 from lethe_formats.protocol.schema import Struct, message_info
+from lethe_formats.security.sasl_client import SaslClient, ScramError
 
-from lethe_tools.kafka_client.config import PlainCredentials
+from lethe_tools.kafka_client.config import SaslCredentials
 from lethe_tools.kafka_client.java_errors import JavaException, java_exception
 
 __all__ = [
@@ -124,9 +133,10 @@ class BrokerConnection:
         client_id: str,
         connect_timeout: float,
         request_timeout: float,
-        plain: PlainCredentials | None = None,
+        sasl: SaslCredentials | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> BrokerConnection:
-        """Connect, negotiate versions, authenticate when ``plain`` is given."""
+        """Connect (over TLS with ``tls``), negotiate versions, authenticate with ``sasl``."""
         try:
             sock = socket.create_connection((host, port), timeout=connect_timeout)
         except OSError as error:
@@ -134,11 +144,13 @@ class BrokerConnection:
                 f"Connection to {host}:{port} could not be established: {error}"
             ) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls is not None:
+            sock = _wrap(sock, tls, host, port)
         connection = cls(sock, (host, port), client_id)
         try:
             connection._negotiate(request_timeout)
-            if plain is not None:
-                connection._authenticate_plain(plain, request_timeout)
+            if sasl is not None:
+                connection._authenticate(sasl, request_timeout)
         except BaseException:
             connection.close()
             raise
@@ -241,43 +253,67 @@ class BrokerConnection:
             )
         return cast(ApiVersionsResponse, body)
 
-    def _authenticate_plain(self, plain: PlainCredentials, timeout: float) -> None:
+    def _authenticate(self, sasl: SaslCredentials, timeout: float) -> None:
         handshake = cast(
             SaslHandshakeResponse,
-            self.request(SaslHandshakeRequest("PLAIN"), timeout=timeout, version=1),
+            self.request(SaslHandshakeRequest(sasl.mechanism), timeout=timeout, version=1),
         )
         if handshake.error_code != ErrorCode.NONE:
-            raise AuthenticationFailedError(_handshake_refusal(handshake))
-        token = b"\0" + plain.username.encode("utf-8") + b"\0" + plain.password.encode("utf-8")
-        answer = cast(
-            SaslAuthenticateResponse,
-            self.request(SaslAuthenticateRequest(token), timeout=timeout),
-        )
-        if answer.error_code != ErrorCode.NONE:
-            raise AuthenticationFailedError(java_exception(answer.error_code, answer.error_message))
+            raise AuthenticationFailedError(_handshake_refusal(handshake, sasl.mechanism))
+        client = SaslClient(sasl)
+        token: bytes | None = client.first()
+        while token is not None:
+            answer = cast(
+                SaslAuthenticateResponse,
+                self.request(SaslAuthenticateRequest(token), timeout=timeout),
+            )
+            if answer.error_code != ErrorCode.NONE:
+                raise AuthenticationFailedError(
+                    java_exception(answer.error_code, answer.error_message)
+                )
+            try:
+                token = client.next(answer.auth_bytes)
+            except ScramError as error:
+                raise AuthenticationFailedError(
+                    java_exception(ErrorCode.SASL_AUTHENTICATION_FAILED, str(error))
+                ) from None
 
     def _where(self) -> str:
         return f"{self.address[0]}:{self.address[1]}"
 
 
-def _handshake_refusal(response: SaslHandshakeResponse) -> JavaException:
+def _wrap(sock: socket.socket, tls: ssl.SSLContext, host: str, port: int) -> socket.socket:
+    """``sock`` after the TLS handshake (bounded by the connect timeout still set on it)."""
+    try:
+        return tls.wrap_socket(sock, server_hostname=host)
+    except (ssl.SSLError, ssl.CertificateError, OSError) as error:
+        sock.close()
+        raise AuthenticationFailedError(
+            JavaException(
+                "org.apache.kafka.common.errors.SslAuthenticationException",
+                f"SSL handshake failed with {host}:{port}: {error}",
+            )
+        ) from None
+
+
+def _handshake_refusal(response: SaslHandshakeResponse, mechanism: str) -> JavaException:
     """``SaslClientAuthenticator.handleSaslHandshakeResponse``'s exceptions."""
     enabled = "[" + ", ".join(response.mechanisms) + "]"
     code = response.error_code
     if code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
         return java_exception(
             code,
-            f"Client SASL mechanism 'PLAIN' not enabled in the server, "
+            f"Client SASL mechanism '{mechanism}' not enabled in the server, "
             f"enabled mechanisms are {enabled}",
         )
     if code == ErrorCode.ILLEGAL_SASL_STATE:
         return java_exception(
             code,
-            f"Unexpected handshake request with client mechanism PLAIN, "
+            f"Unexpected handshake request with client mechanism {mechanism}, "
             f"enabled mechanisms are {enabled}",
         )
     return java_exception(
         ErrorCode.ILLEGAL_SASL_STATE,
-        f"Unknown error code {error_name(code)}, client mechanism is PLAIN, "
+        f"Unknown error code {error_name(code)}, client mechanism is {mechanism}, "
         f"enabled mechanisms are {enabled}",
     )
