@@ -21,17 +21,19 @@ and appends). ElectLeaders for every partition walks topics in that order.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import TypeVar
 
 from lethe_reference.cluster.group.support import java_string_hash
 
-__all__ = ["java_hash_set_order", "timeline_hash_order"]
+__all__ = ["copied_map_bins", "java_hash_map_order", "java_hash_set_order", "timeline_hash_order"]
 
 _INITIAL_BINS = 16
+K = TypeVar("K")
 
 
 def _bins_for(size: int) -> int:
-    bins = _INITIAL_BINS
+    bins = 1
     while size > bins * 3 // 4:
         bins *= 2
     return bins
@@ -40,14 +42,32 @@ def _bins_for(size: int) -> int:
 def java_hash_set_order(names: Iterable[str], removed: Collection[str] = ()) -> list[str]:
     """Iteration order after adding ``names`` in order, then removing ``removed``
     (a removal frees no bins: the table keeps the size it grew to)."""
-    added = list(dict.fromkeys(names))
-    mask = _bins_for(len(added)) - 1
+    kept = java_hash_map_order(list(dict.fromkeys(names)), java_string_hash)
+    return [n for n in kept if n not in removed]
 
-    def bin_of(name: str) -> int:
-        value = java_string_hash(name) & 0xFFFFFFFF
+
+def copied_map_bins(size: int) -> int:
+    """The bins of ``new HashMap<>(otherMap)`` holding ``size`` entries
+    (``putMapEntries``: ``tableSizeFor((int) (size / 0.75 + 1))``)."""
+    wanted = int(size / 0.75 + 1.0)
+    bins = 1
+    while bins < wanted:
+        bins *= 2
+    return bins
+
+
+def java_hash_map_order(
+    keys: Sequence[K], hash_of: Callable[[K], int], bins: int = _INITIAL_BINS
+) -> list[K]:
+    """Iteration order of a ``java.util.HashMap`` (or HashSet) that got ``keys`` in
+    order, starting from ``bins`` bins; ``hash_of`` is the key's ``hashCode``."""
+    mask = max(bins, _bins_for(len(keys))) - 1
+
+    def bin_of(key: K) -> int:
+        value = hash_of(key) & 0xFFFFFFFF
         return (value ^ (value >> 16)) & mask
 
-    return sorted((n for n in added if n not in removed), key=bin_of)
+    return sorted(keys, key=bin_of)
 
 
 _FIBONACCI = -7046029254386353131  # BaseHashTable.findSlot's multiplier (a Java long)
