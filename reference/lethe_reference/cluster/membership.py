@@ -198,7 +198,10 @@ class Member:
             del self.fetchers[tp]
 
     def resume(self, tp: TopicPartition) -> None:
+        """Fetch ``tp`` again; a fetcher made while paused (the leader moved) never
+        started, so it is replaced by one for the current leader."""
         self.paused.discard(tp)
+        self._stop_fetcher(tp)
         self.activate(tp)
 
     # --- leader side ------------------------------------------------------------------
