@@ -113,7 +113,8 @@ def test_entity_and_value_errors_carry_kafkas_messages(tmp_path: Path) -> None:
         (entry({"user": ""}, producer_byte_rate=1.0), "Empty user not supported"),
         (
             entry({"ip": "127.0.0.1", "user": "u"}, connection_creation_rate=1.0),
-            "Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId",
+            "Invalid quota entity combination, IP entity shouldnot be combined with User or "
+            "ClientId",
         ),
         (
             entry({"ip": "no.such.host.invalid"}, connection_creation_rate=1.0),
@@ -207,7 +208,8 @@ def test_filters_exact_default_any_and_strict(tmp_path: Path) -> None:
         (
             (QuotaComponent("ip", 2, None), QuotaComponent("user", 2, None)),
             42,
-            "Invalid entity filter component combination. IP filter component should not be used with user or clientId filter component.",
+            "Invalid entity filter component combination. IP filter component should not "
+            "be used with user or clientId filter component.",
         ),
     ],
 )

@@ -77,6 +77,17 @@ def wait_for(home: str, bootstrap: str, topic: str, text: str) -> None:
     raise TimeoutError(f"{topic}: never saw {text!r}")
 
 
+def wait_brokers(home: str, bootstrap: str, count: int) -> None:
+    """Until ``count`` brokers answer ``kafka-broker-api-versions.sh`` (registered)."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        shown = tool(home, ["kafka-broker-api-versions.sh", "--bootstrap-server", bootstrap])
+        if shown["stdout"].count(" (id: ") >= count:
+            return
+        time.sleep(2)
+    raise TimeoutError(f"never saw {count} brokers")
+
+
 def main(home: str, scratch: Path, bootstrap: str, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     reassign = out / "theta-reassign.json"
@@ -86,18 +97,24 @@ def main(home: str, scratch: Path, bootstrap: str, out: Path) -> None:
     b = ["--bootstrap-server", bootstrap]
     outputs: list[dict[str, Any]] = []
 
+    def save() -> None:
+        (out / "outputs.json").write_text(json.dumps(outputs, indent=1) + "\n")
+
     def run(step: str, args: list[str], stdin: str = "") -> None:
         outputs.append({"step": step, **tool(home, args, stdin)})
+        save()
 
     def broker(step: str, action: str, node: int) -> None:
         (start(home, scratch, node) if action == "start" else stop(node))
         outputs.append({"step": step, "broker": action, "node": node})
+        save()
 
     describe = ["kafka-topics.sh", *b, "--describe", "--topic"]
     elect = ["kafka-leader-election.sh", *b, "--election-type"]
     reassign_tool = ["kafka-reassign-partitions.sh", *b]
     for node in (2, 3):
         start(home, scratch, node)
+    wait_brokers(home, bootstrap, 3)
     for topic in ("eta", "epsilon"):
         run(
             f"create-{topic}",
@@ -111,7 +128,7 @@ def main(home: str, scratch: Path, bootstrap: str, out: Path) -> None:
     broker("stop-2", "stop", 2)
     wait_for(home, bootstrap, "eta", "Leader: none")
     broker("start-3", "start", 3)
-    time.sleep(10)  # node 3 registers and is unfenced; it is not in the ISR
+    wait_brokers(home, bootstrap, 2)  # node 3 registered and unfenced; it is not in the ISR
     run("describe-eta-leaderless", [*describe, "eta"])
     run(
         "elect-preferred-unavailable",
@@ -169,7 +186,6 @@ def main(home: str, scratch: Path, bootstrap: str, out: Path) -> None:
     run("describe-theta-moved", [*describe, "theta"])
     for node in list(_PROCS):
         stop(node)
-    (out / "outputs.json").write_text(json.dumps(outputs, indent=1) + "\n")
 
 
 if __name__ == "__main__":
