@@ -230,3 +230,49 @@ def test_quotas_survive_a_restart(tmp_path: Path) -> None:
         (QuotaEntity("ip", None),),
         [("connection_creation_rate", 20.0)],
     )
+
+
+_NAMES = {"user": "user-principal", "client-id": "client-id", "ip": "ip"}
+Printed = tuple[frozenset[str], frozenset[str]]
+
+
+def _parse(line: str) -> Printed:
+    """A ``Quota configs for <entity> are k=v, ...`` line as (entity parts, k=v set)."""
+    entity, _, values = line.removeprefix("Quota configs for ").partition(" are ")
+    return frozenset(entity.split(", ")), frozenset(values.split(", "))
+
+
+def _lines(answer: DescribeClientQuotasResponse) -> set[Printed]:
+    """What ``kafka-configs.sh --describe`` prints for ``answer`` (``ConfigCommand``:
+    each part ``type 'name'`` or ``the default type``; values as Java doubles)."""
+    out = set()
+    for e in answer.entries or ():
+        parts = frozenset(
+            f"the default {_NAMES[p.entity_type]}"
+            if p.entity_name is None
+            else f"{_NAMES[p.entity_type]} '{p.entity_name}'"
+            for p in e.entity
+        )
+        out.add((parts, frozenset(f"{v.key}={v.value!r}" for v in e.values)))
+    return out
+
+
+def test_kafka_configs_describe_prints_what_it_printed_against_kafka(tmp_path: Path) -> None:
+    broker = fresh(tmp_path)
+    pairs = sorted(
+        exchanges(48, frames=FRAMES) + exchanges(49, frames=FRAMES), key=lambda p: p[0]["seq"]
+    )
+    checked = 0
+    for req, resp in pairs:
+        ours, _ = replay(broker, req, resp)
+        step = req["step"]
+        if not step.startswith("describe-"):
+            continue
+        printed = {_parse(line) for line in stdout_of(step).splitlines()}
+        assert _lines(ours) == printed, step
+        checked += 1
+    assert checked == 13
+
+
+def stdout_of(step: str) -> str:
+    return str(next(o["stdout"] for o in OUTPUTS if o["step"] == step))

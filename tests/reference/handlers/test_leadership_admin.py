@@ -18,6 +18,7 @@ from admin_tools_support import (
     roundtrip_bytes,
     tool_broker,
 )
+from lethe_formats.protocol.envelope import decode_request
 from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_formats.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
@@ -33,6 +34,7 @@ from lethe_formats.protocol.messages.elect_leaders import (
 from lethe_reference.broker import Broker
 from lethe_reference.handlers.java_order import timeline_hash_order
 from lethe_reference.protocol.loopback import LoopbackClient
+from lethe_tools.kafka_client.java_errors import java_exception
 
 FRAMES = load_frames(LEADERSHIP_QUOTAS, "frames.jsonl")
 OUTPUTS: list[dict[str, Any]] = json.loads((LEADERSHIP_QUOTAS / "outputs.json").read_text())
@@ -167,3 +169,50 @@ def test_a_single_node_refuses_other_brokers_and_bad_lists_as_the_controller_doe
     assert [(p.error_code, p.error_message) for p in absent.responses[0].partitions] == [
         (3, "Unable to find a topic named nosuch.")
     ]
+
+
+ELECTION_NAMES = {0: "PREFERRED", 1: "UNCLEAN"}
+
+
+def tool_lines(answer: ElectLeadersResponse, election_type: int) -> list[str]:
+    """What ``kafka-leader-election.sh`` prints for an answer (``LeaderElectionCommand``:
+    successes, partitions that needed no election, then one line per failure)."""
+    name = ELECTION_NAMES[election_type]
+    done, not_needed, failed = [], [], []
+    for topic in answer.replica_election_results:
+        for p in topic.partition_result:
+            tp = f"{topic.topic}-{p.partition_id}"
+            if p.error_code == ErrorCode.NONE:
+                done.append(tp)
+            elif p.error_code == ErrorCode.ELECTION_NOT_NEEDED:
+                not_needed.append(tp)
+            else:
+                failed.append(f"{tp}: {java_exception(p.error_code, p.error_message)}")
+    lines = []
+    if done:
+        lines.append(
+            f"Successfully completed leader election ({name}) for partitions {', '.join(done)}"
+        )
+    if not_needed:
+        lines.append(f"Valid replica already elected for partitions {', '.join(not_needed)}")
+    lines += [f"Error completing leader election ({name}) for partition: {f}" for f in failed]
+    return lines
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "elect-preferred-all",
+        "elect-preferred-one",
+        "elect-unclean-one",
+        "elect-unknown-topic",
+        "elect-unknown-partition",
+    ],
+)
+def test_the_election_tool_prints_what_it_printed_against_kafka(delta: Broker, step: str) -> None:
+    ((req, resp),) = [(q, r) for q, r in recorded(43) if q["step"] == step]
+    ours, _ = replay(delta, req, resp)
+    request = decode_request(bytes.fromhex(req["hex"])[4:])[1]
+    printed = next(o for o in OUTPUTS if o["step"] == step)
+    assert tool_lines(ours, request.election_type) == printed["stdout"].splitlines()
+    assert printed["exit"] == (1 if "unknown" in step else 0)
