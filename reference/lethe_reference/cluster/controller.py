@@ -35,9 +35,10 @@ Changes and who makes them:
 * ``remove_partitions``: a KIP-694 reduction deleted every replica of its
   removed partitions (:mod:`lethe_reference.cluster.reduction`).
 * ``broker_stopped`` / ``broker_started``: a broker shut down (controlled
-  shutdown: it leaves every ISR, partitions it led elect a new leader from
-  the rest of the ISR) or registered again (it rejoins as a follower; the ISR
-  takes it back once it has caught up).
+  shutdown: it leaves every ISR but never empties one, partitions it led elect
+  a new leader from the rest of the ISR) or registered again (a leaderless
+  partition whose ISR holds it elects it; otherwise it rejoins as a follower and
+  the ISR takes it back once it has caught up).
 
 Nothing here does I/O; the controller holds no broker state besides liveness.
 """
@@ -193,11 +194,13 @@ class ClusterController:
         for tp, state in sorted(self.partitions.items()):
             if node_id not in state.isr and state.leader != node_id:
                 continue
-            isr = tuple(n for n in state.isr if n != node_id)
+            # the ISR never loses its last member (``PartitionChangeBuilder`` without
+            # ELR): a partition whose in-sync replicas all stopped keeps the last one
+            isr = tuple(n for n in state.isr if n != node_id) or state.isr
             if state.leader == node_id:
                 candidates = [n for n in isr if n in self.alive]
                 leader = candidates[0] if candidates else -1
-                new = PartitionState(state.replicas, leader, state.leader_epoch + 1, isr or ())
+                new = PartitionState(state.replicas, leader, state.leader_epoch + 1, isr)
             else:
                 new = replace(state, isr=isr)
             self._set(tp, new)
@@ -207,13 +210,10 @@ class ClusterController:
         """A broker registered again: alive, a follower of what it is assigned."""
         self.register(member)
         for tp, state in sorted(self.partitions.items()):
-            if state.leader == -1 and member.node_id in state.replicas:
-                elected = replace(
-                    state,
-                    leader=member.node_id,
-                    leader_epoch=state.leader_epoch + 1,
-                    isr=(member.node_id,),
-                )
+            if state.leader == -1 and member.node_id in state.isr:
+                # ``handleBrokerUnfenced``: a leaderless partition elects the broker when it
+                # is in the ISR; one that is not waits for an unclean election
+                elected = replace(state, leader=member.node_id, leader_epoch=state.leader_epoch + 1)
                 self._set(tp, elected)
             elif member.node_id in state.replicas:
                 member.partition_changed(tp, None, state)
