@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cluster_support import START_MS, connect, offsets, produce
+from lethe_conformance.client import calls
 from lethe_formats.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
@@ -22,7 +23,6 @@ from lethe_formats.protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsRequest,
     ListPartitionReassignmentsResponse,
 )
-from lethe_conformance.client import calls
 from lethe_reference.clock import ManualClock
 from lethe_reference.embedded_cluster import EmbeddedCluster
 
