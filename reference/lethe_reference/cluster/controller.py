@@ -180,7 +180,9 @@ class ClusterController:
     def set_isr(self, tp: TopicPartition, isr: tuple[int, ...]) -> PartitionState:
         """The leader's AlterPartition: a new ISR, same leader and epoch."""
         state = self._require(tp)
-        ordered = tuple(n for n in state.replicas if n in isr)
+        # in the order the leader sent it: a replica that joins is appended (Kafka's
+        # ``Partition.maybeExpandIsr``), so ``Isr: 3,2`` is possible for replicas 2,3
+        ordered = tuple(dict.fromkeys(n for n in isr if n in state.replicas))
         if state.leader not in ordered:
             raise ValueError(f"the ISR of {tp} must hold its leader {state.leader}")
         new = replace(state, isr=ordered)

@@ -88,8 +88,7 @@ def _with_replicas(
         leader = next((n for n in replicas if n in isr and alive(n)), NO_LEADER)
     shrunk = not set(state.replicas) <= set(replicas)
     epoch = state.leader_epoch + 1 if (leader != state.leader or shrunk) else state.leader_epoch
-    ordered_isr = tuple(n for n in replicas if n in isr)
-    return replace(state, replicas=replicas, leader=leader, leader_epoch=epoch, isr=ordered_isr)
+    return replace(state, replicas=replicas, leader=leader, leader_epoch=epoch, isr=isr)
 
 
 def started(
