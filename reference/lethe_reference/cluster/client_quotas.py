@@ -44,10 +44,10 @@ as KRaft keeps ``ClientQuotaRecord`` in the metadata log. It does no I/O but tha
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
-import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,12 +58,14 @@ __all__ = [
     "CLIENT_ID",
     "IP",
     "QUOTA_FILE",
+    "RESOLVER_KEY",
     "USER",
     "ClientQuotaStore",
     "Entity",
     "check_filter",
     "entity_problem",
     "entity_text",
+    "is_ip_literal",
     "matches",
     "value_problem",
 ]
@@ -72,6 +74,8 @@ USER = "user"
 CLIENT_ID = "client-id"
 IP = "ip"
 QUOTA_FILE = "client-quotas.json"
+#: ``broker.extensions`` key of the host-name lookup the server installs
+RESOLVER_KEY = "resolve-host"
 #: match types of DescribeClientQuotas' components
 EXACT, DEFAULT, SPECIFIED = 0, 1, 2
 
@@ -100,19 +104,21 @@ def entity_text(entity: Mapping[str, str | None]) -> str:
     return f"ClientQuotaEntity(entries={{{parts}}})"
 
 
-def _resolves(name: str | None) -> bool:
-    """``InetAddress.getByName``: an address literal, or a host name that resolves."""
-    if name is None:
-        return True
+def is_ip_literal(name: str) -> bool:
+    """An IPv4 or IPv6 address literal (what resolves without a name lookup)."""
     try:
-        socket.getaddrinfo(name, None)
-    except (OSError, UnicodeError):
+        ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
         return False
     return True
 
 
-def entity_problem(parts: Iterable[tuple[str, str | None]]) -> tuple[Entity, dict[str, str]]:
-    """The entity of a request's parts and its allowed keys; raises KafkaError (42)."""
+def entity_problem(
+    parts: Iterable[tuple[str, str | None]], resolves: Callable[[str], bool] = is_ip_literal
+) -> tuple[Entity, dict[str, str]]:
+    """The entity of a request's parts and its allowed keys; raises KafkaError (42).
+    ``resolves`` is ``InetAddress.getByName`` succeeding: the server gives a name
+    lookup; without one (sans-IO tests) only address literals resolve."""
     seen: dict[str, str | None] = {}
     for entity_type, name in parts:
         if entity_type in seen:
@@ -130,7 +136,8 @@ def entity_problem(parts: Iterable[tuple[str, str | None]]) -> tuple[Entity, dic
                 "Invalid quota entity combination, IP entity shouldnot be combined with "
                 "User or ClientId"
             )
-        if not _resolves(seen[IP]):
+        name = seen[IP]
+        if name is not None and not resolves(name):
             raise _invalid(f"{seen[IP]} is not a valid IP or resolvable host.")
         keys = _IP_KEYS
     else:

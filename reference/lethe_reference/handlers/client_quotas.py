@@ -162,10 +162,12 @@ def alter_error_response(
 
 
 def _validated(
-    store: rules.ClientQuotaStore, entity: RequestEntity, changes: dict[str, float | None]
+    broker: Broker, entity: RequestEntity, changes: dict[str, float | None]
 ) -> dict[str, float | None]:
     """The changes that alter something (``alterClientQuotaEntity``); raises KafkaError."""
-    _, keys = rules.entity_problem(entity)
+    store = quota_store(broker)
+    resolves = broker.extensions.get(rules.RESOLVER_KEY, rules.is_ip_literal)
+    _, keys = rules.entity_problem(entity, resolves)
     current = store.entities.get(entity, {})
     effective: dict[str, float | None] = {}
     for key, value in changes.items():
@@ -199,7 +201,6 @@ def handle_alter(
     if not authorize_cluster(broker, ctx, AclOperation.ALTER_CONFIGS):
         code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         return alter_error_response(request, code, code.message)
-    store = quota_store(broker)
     results: dict[RequestEntity, tuple[int, str | None]] = {}
     accepted: list[tuple[rules.Entity, dict[str, float | None]]] = []
     for entry in request.entries:
@@ -217,7 +218,7 @@ def handle_alter(
             )
             continue
         try:
-            accepted.append((entity, _validated(store, entity, changes)))
+            accepted.append((entity, _validated(broker, entity, changes)))
             results[entity] = (ErrorCode.NONE, None)
         except KafkaError as error:
             results[entity] = (error.code, error.message)
