@@ -8,6 +8,8 @@ from pathlib import Path
 
 from cluster_support import START_MS, connect, offsets, produce
 from lethe_conformance.client import calls
+from lethe_conformance.client.connection import KafkaConnection
+from lethe_conformance.targets.elections import move_leader
 from lethe_formats.protocol.messages.alter_partition_reassignments import (
     AlterPartitionReassignmentsRequest,
     AlterPartitionReassignmentsResponse,
@@ -160,3 +162,29 @@ def test_cancelling_a_reassignment_goes_back_to_the_original_replicas(tmp_path: 
         assert reassign(cluster, "t", None) == (0, None)
         assert ongoing(cluster) == []
         assert state(cluster, "t") == ((1,), 1, 1, (1,))
+
+
+class _Nodes:
+    """The kit's :class:`~lethe_conformance.targets.elections.ElectionNodes` over an
+    EmbeddedCluster (what a launched target gives for real Kafka processes)."""
+
+    def __init__(self, cluster: EmbeddedCluster) -> None:
+        self.cluster = cluster
+
+    def answering(self) -> list[int]:
+        return [n for n in self.cluster.node_ids if self.cluster.running(n)]
+
+    def connect_to(self, node_id: int) -> KafkaConnection:
+        return connect(self.cluster, node_id)
+
+    def admin_connection(self, node_id: int) -> KafkaConnection:
+        return connect(self.cluster, node_id)
+
+
+def test_the_kits_operator_move_works_on_the_reference_cluster(tmp_path: Path) -> None:
+    """The conformance kit moves leaders on real Kafka with a reorder reassignment and a
+    preferred election (targets/elections.py); the reference cluster now takes both."""
+    with cluster_of(tmp_path) as cluster:
+        create(cluster, "t", 3)
+        move_leader(_Nodes(cluster), "t", 0, 3)
+        assert state(cluster, "t") == ((3, 1, 2), 3, 1, (1, 2, 3))
