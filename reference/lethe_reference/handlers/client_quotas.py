@@ -158,7 +158,11 @@ def _answer(results: dict[RequestEntity, tuple[int, str | None]]) -> AlterClient
 def alter_error_response(
     request: AlterClientQuotasRequest, code: ErrorCode, message: str | None
 ) -> AlterClientQuotasResponse:
-    return _answer({_request_entity(e): (code, message) for e in request.entries})
+    """``AlterClientQuotasRequest.getErrorResponse``: every entry as sent, with the
+    error's default message (``Errors.message()``, whatever the exception said)."""
+    return AlterClientQuotasResponse(
+        entries=tuple(AlterQuotaResult(code, code.message, e.entity) for e in request.entries)
+    )
 
 
 def _validated(
@@ -199,8 +203,7 @@ def handle_alter(
     is reported, like a repeated entity, as "Ignoring duplicate entity E" (the key
     error is replaced by that one), and a repeated entity's earlier changes stay."""
     if not authorize_cluster(broker, ctx, AclOperation.ALTER_CONFIGS):
-        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-        return alter_error_response(request, code, code.message)
+        return alter_error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
     results: dict[RequestEntity, tuple[int, str | None]] = {}
     accepted: list[tuple[rules.Entity, dict[str, float | None]]] = []
     for entry in request.entries:

@@ -269,7 +269,15 @@ def handle_alter(
 def list_error_response(
     request: ListPartitionReassignmentsRequest, code: ErrorCode, message: str | None
 ) -> ListPartitionReassignmentsResponse:
-    return ListPartitionReassignmentsResponse(error_code=code, error_message=message)
+    """``ListPartitionReassignmentsRequest.getErrorResponse``: the named partitions with
+    empty replica lists."""
+    topics = tuple(
+        OngoingTopicReassignment(
+            t.name, tuple(OngoingPartitionReassignment(p, (), (), ()) for p in t.partition_indexes)
+        )
+        for t in request.topics or ()
+    )
+    return ListPartitionReassignmentsResponse(error_code=code, error_message=message, topics=topics)
 
 
 def _ongoing(
