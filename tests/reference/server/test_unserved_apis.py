@@ -14,6 +14,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from lethe_formats.fixtures import fixtures_root
 from lethe_formats.protocol.envelope import decode_response
 from lethe_formats.protocol.framing import frame
 from lethe_formats.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
@@ -23,7 +24,7 @@ from lethe_reference.config import BrokerConfig
 from lethe_reference.handlers.api_versions import served_versions
 from lethe_reference.protocol.loopback import LoopbackClient
 
-GOLDEN = Path(__file__).parents[3] / "fixtures" / "golden" / "admin-tools" / "leadership-quotas"
+GOLDEN = fixtures_root() / "golden" / "admin-tools" / "leadership-quotas"
 
 
 def _kafka_api_versions() -> dict[int, tuple[int, int]]:
