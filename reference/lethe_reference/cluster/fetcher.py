@@ -48,8 +48,11 @@ records. The replica then cuts its log (``getOffsetTruncationState``): at
 ``min(leader's end, own end of that epoch)`` when it knows the epoch, at its own end
 of the older epoch it knows when it does not (the next Fetch then carries that older
 epoch and may cut again), at the leader's end when it has no end for it (an empty
-cache); and fetches on from there. Kafka 4.0 sends OffsetForLeaderEpoch itself only for a
-replica without any epoch (a pre-v2 log), which a reference broker never has.
+cache); and fetches on from there. Kafka 4.0's replica fetcher therefore never sends
+OffsetForLeaderEpoch to a remote leader (``fetchEpochEndOffsets`` serves partitions in
+the ``Truncating`` state, which with truncation on fetch only the alter-log-dirs thread
+uses); a replica without any epoch truncates to its high watermark instead, which a
+reference broker's v2 logs never need.
 
 The long poll is the broker's ``replica.fetch.wait.max.ms`` (Kafka's default
 :data:`WAIT_MAX_MS`, 500); Kafka's defaults stand for the other
