@@ -173,6 +173,10 @@ class TopicRegistry:
     def names(self) -> list[str]:
         return sorted(self._by_name)
 
+    def creation_order(self) -> list[str]:
+        """Topic names in the order they were added (as saved, after a restart)."""
+        return list(self._by_name)
+
     def add(self, info: TopicInfo) -> TopicInfo:
         if info.name in self._by_name:
             raise ValueError(f"topic {info.name!r} exists")

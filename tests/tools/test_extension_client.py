@@ -27,6 +27,7 @@ from lethe_tools.kafka_client.extensions import (
     ConsumerRecord,
     DeletePartitions,
     ExtensionAdmin,
+    ExtensionError,
     Producer,
     ProducerRecord,
     TopicPartition,
@@ -202,3 +203,30 @@ def test_consumer_position_follows_the_records_read(kafka: EmbeddedBroker) -> No
         assert [r.offset for r in consumer.poll()] == [1, 2]
         assert consumer.position(tp) == 3
         assert consumer.poll() == []
+
+
+# -- leaders move ------------------------------------------------------------------
+
+
+def test_producer_and_consumer_follow_a_leader_that_moved(cluster: EmbeddedCluster) -> None:
+    """After an election the old leader answers NOT_LEADER_OR_FOLLOWER (6); the client
+    forgets the leader it cached, asks Metadata again and sends to the new one."""
+    tp = TopicPartition("t", 0)
+    state = cluster.partition_state("t", 0)
+    assert state is not None and state.leader == 1
+    with Producer(cluster.bootstrap) as producer, Consumer(cluster.bootstrap) as consumer:
+        consumer.assign([tp])
+        assert producer.send(ProducerRecord("t", b"before", b"k")).offset == 0
+        assert [r.value for r in consumer.poll()] == [b"before"]
+        moved = cluster.move_leader("t", 0, 2)
+        assert (moved.leader, moved.leader_epoch) == (2, 1)
+        assert producer.send(ProducerRecord("t", b"after", b"k")).offset == 1
+        assert [(r.offset, r.value) for r in consumer.poll()] == [(1, b"after")]
+    leader_end = cluster.call(lambda: cluster.broker(2).log("t", 0).log_end_offset)  # type: ignore[union-attr]
+    assert leader_end == 2
+
+
+def test_a_partition_without_a_leader_is_not_retried_as_unknown(cluster: EmbeddedCluster) -> None:
+    with Producer(cluster.bootstrap) as producer, pytest.raises(ExtensionError) as raised:
+        producer.send(ProducerRecord("t", b"v", b"k", partition=9))
+    assert raised.value.java.simple_name == "UnknownTopicOrPartitionException"

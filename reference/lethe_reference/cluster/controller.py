@@ -25,14 +25,20 @@ Changes and who makes them:
   starts at broker ``p mod n`` and takes the next ``rf - 1`` brokers.
 * ``move_leader``: an operator's election (``kafka-leader-election``,
   reassignment); the new leader must be an assigned live replica.
+* ``elect``: ElectLeaders, preferred or unclean (:mod:`.elections`).
+* ``reassign``: AlterPartitionReassignments (:mod:`.reassignment`): the target
+  replicas join, catch up and enter the ISR; then the ones left out are removed
+  (a leader among them gives way). Every partition change re-checks whether a
+  reassignment in progress can finish.
 * ``set_isr``: the leader's AlterPartition (ISR shrink after
   ``replica.lag.time.max.ms``, expand when a follower caught up).
 * ``remove_partitions``: a KIP-694 reduction deleted every replica of its
   removed partitions (:mod:`lethe_reference.cluster.reduction`).
 * ``broker_stopped`` / ``broker_started``: a broker shut down (controlled
-  shutdown: it leaves every ISR, partitions it led elect a new leader from
-  the rest of the ISR) or registered again (it rejoins as a follower; the ISR
-  takes it back once it has caught up).
+  shutdown: it leaves every ISR but never empties one, partitions it led elect
+  a new leader from the rest of the ISR) or registered again (a leaderless
+  partition whose ISR holds it elects it; otherwise it rejoins as a follower and
+  the ISR takes it back once it has caught up).
 
 Nothing here does I/O; the controller holds no broker state besides liveness.
 """
@@ -43,6 +49,12 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
+
+from lethe_formats.protocol.broker_errors import error_for_code
+from lethe_formats.protocol.error_codes import ErrorCode
+
+from lethe_reference.cluster import elections
+from lethe_reference.cluster import reassignment as moves
 
 __all__ = ["ClusterController", "PartitionState", "StateListener"]
 
@@ -79,6 +91,8 @@ class ClusterController:
         self.node_ids = tuple(sorted(node_ids))
         self.alive: set[int] = set()
         self.partitions: dict[TopicPartition, PartitionState] = {}
+        #: partitions being reassigned (``PartitionRegistration.adding/removingReplicas``)
+        self.reassignments: dict[TopicPartition, moves.Reassignment] = {}
         self._members: dict[int, StateListener] = {}
 
     # --- members ----------------------------------------------------------------------
@@ -139,10 +153,36 @@ class ClusterController:
         self._set(tp, new)
         return new
 
+    def elect(self, tp: TopicPartition, election_type: int) -> ErrorCode:
+        """ElectLeaders for one partition (:mod:`.elections`); the partition must exist."""
+        outcome = elections.elect(self._require(tp), election_type, self.is_alive)
+        if outcome.state is not None:
+            self._set(tp, outcome.state)
+        return outcome.error
+
+    def reassign(self, tp: TopicPartition, target: tuple[int, ...] | None) -> None:
+        """Start (or with None cancel) a reassignment of ``tp``; raises KafkaError."""
+        state = self._require(tp)
+        ongoing = self.reassignments.pop(tp, None)
+        if target is None:
+            if ongoing is None:
+                raise error_for_code(ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)
+            self._set(tp, moves.cancelled(state, ongoing, self.is_alive))
+            return
+        moves.check_target(target, self.node_ids)
+        # a new target replaces an ongoing one, counted from the replicas as they are now
+        new, pending = moves.started(state, target, self.is_alive)
+        if pending is not None:
+            self.reassignments[tp] = pending
+        if new != self.partitions.get(tp):
+            self._set(tp, new)
+
     def set_isr(self, tp: TopicPartition, isr: tuple[int, ...]) -> PartitionState:
         """The leader's AlterPartition: a new ISR, same leader and epoch."""
         state = self._require(tp)
-        ordered = tuple(n for n in state.replicas if n in isr)
+        # in the order the leader sent it: a replica that joins is appended (Kafka's
+        # ``Partition.maybeExpandIsr``), so ``Isr: 3,2`` is possible for replicas 2,3
+        ordered = tuple(dict.fromkeys(n for n in isr if n in state.replicas))
         if state.leader not in ordered:
             raise ValueError(f"the ISR of {tp} must hold its leader {state.leader}")
         new = replace(state, isr=ordered)
@@ -156,11 +196,13 @@ class ClusterController:
         for tp, state in sorted(self.partitions.items()):
             if node_id not in state.isr and state.leader != node_id:
                 continue
-            isr = tuple(n for n in state.isr if n != node_id)
+            # the ISR never loses its last member (``PartitionChangeBuilder`` without
+            # ELR): a partition whose in-sync replicas all stopped keeps the last one
+            isr = tuple(n for n in state.isr if n != node_id) or state.isr
             if state.leader == node_id:
                 candidates = [n for n in isr if n in self.alive]
                 leader = candidates[0] if candidates else -1
-                new = PartitionState(state.replicas, leader, state.leader_epoch + 1, isr or ())
+                new = PartitionState(state.replicas, leader, state.leader_epoch + 1, isr)
             else:
                 new = replace(state, isr=isr)
             self._set(tp, new)
@@ -170,13 +212,10 @@ class ClusterController:
         """A broker registered again: alive, a follower of what it is assigned."""
         self.register(member)
         for tp, state in sorted(self.partitions.items()):
-            if state.leader == -1 and member.node_id in state.replicas:
-                elected = replace(
-                    state,
-                    leader=member.node_id,
-                    leader_epoch=state.leader_epoch + 1,
-                    isr=(member.node_id,),
-                )
+            if state.leader == -1 and member.node_id in state.isr:
+                # ``handleBrokerUnfenced``: a leaderless partition elects the broker when it
+                # is in the ISR; one that is not waits for an unclean election
+                elected = replace(state, leader=member.node_id, leader_epoch=state.leader_epoch + 1)
                 self._set(tp, elected)
             elif member.node_id in state.replicas:
                 member.partition_changed(tp, None, state)
@@ -194,6 +233,7 @@ class ClusterController:
         old = self.partitions.get(tp)
         if new is None:
             self.partitions.pop(tp, None)
+            self.reassignments.pop(tp, None)
         else:
             self.partitions[tp] = new
         _log.info("partition %s-%d: %s -> %s", tp[0], tp[1], old, new)
@@ -202,3 +242,13 @@ class ClusterController:
             member.partition_changed(tp, old, new)
         for member in members:  # ... then followers start fetching from a ready leader
             member.activate(tp)
+        self._maybe_finish_reassignment(tp)
+
+    def _maybe_finish_reassignment(self, tp: TopicPartition) -> None:
+        ongoing, state = self.reassignments.get(tp), self.partitions.get(tp)
+        if ongoing is None or state is None:
+            return
+        done = moves.finished(state, ongoing, self.is_alive)
+        if done is not None:
+            del self.reassignments[tp]
+            self._set(tp, done)

@@ -38,12 +38,26 @@ advance, while everything that waits in Kafka (the long poll, the retry
 backoff) waits on the broker clock, so a virtual clock keeps it
 deterministic.
 
+Truncation (KIP-101/279, and KIP-595's truncation on fetch, which Kafka 4.0's
+``RemoteLeaderEndPoint`` uses: ``isTruncationOnFetchSupported``). Each Fetch sends
+``LastFetchedEpoch``, the latest epoch in this replica's leader-epoch cache. The
+leader looks that epoch up as OffsetForLeaderEpoch does (``lastOffsetForLeaderEpoch``)
+and, when its own log ends that epoch earlier than this replica's fetch offset or
+knows only an older epoch, answers ``DivergingEpoch`` (epoch, end offset) instead of
+records. The replica then cuts its log (``getOffsetTruncationState``): at
+``min(leader's end, own end of that epoch)`` when it knows the epoch, at its own end
+of the older epoch it knows when it does not (the next Fetch then carries that older
+epoch and may cut again), at the leader's end when it has no end for it (an empty
+cache); and fetches on from there. Kafka 4.0's replica fetcher therefore never sends
+OffsetForLeaderEpoch to a remote leader (``fetchEpochEndOffsets`` serves partitions in
+the ``Truncating`` state, which with truncation on fetch only the alter-log-dirs thread
+uses); a replica without any epoch truncates to its high watermark instead, which a
+reference broker's v2 logs never need.
+
 The long poll is the broker's ``replica.fetch.wait.max.ms`` (Kafka's default
 :data:`WAIT_MAX_MS`, 500); Kafka's defaults stand for the other
 ``replica.fetch.*`` settings. Simplifications: one fetcher per partition
-(Kafka shares one fetch session per source broker), no fetch session, no
-``LastFetchedEpoch`` (replicas are never truncated: leaders only move among
-in-sync replicas here).
+(Kafka shares one fetch session per source broker), no fetch session.
 """
 
 from __future__ import annotations
@@ -74,6 +88,7 @@ from lethe_reference.handlers.dispatch import dispatch
 from lethe_reference.purgatory import Deferred
 from lethe_reference.storage.errors import LogError
 from lethe_reference.storage.log import LogStartOffsetIncrementReason
+from lethe_reference.storage.truncation import truncate_to
 
 if TYPE_CHECKING:
     from lethe_reference.cluster.membership import Member
@@ -203,10 +218,12 @@ class PartitionFetcher:
 
     def request(self, log: PartitionLog, topic_id: uuid.UUID) -> FetchRequest:
         """The Fetch a follower sends for this partition (module docstring)."""
+        latest = log.epoch_cache.latest_epoch
         partition = FetchPartition(
             partition=self.tp[1],
             current_leader_epoch=self.leader_epoch,
             fetch_offset=log.log_end_offset,
+            last_fetched_epoch=-1 if latest is None else latest,
             log_start_offset=log.log_start_offset,
             partition_max_bytes=PARTITION_MAX_BYTES,
         )
@@ -253,6 +270,34 @@ class PartitionFetcher:
             return None
         return found[0].offset
 
+    def _truncate(self, log: PartitionLog, leader_epoch: int, leader_end: int) -> bool:
+        """``maybeTruncateToEpochEndOffsets`` / ``getOffsetTruncationState`` on the
+        leader's epoch end offset for this replica's last fetched epoch: cut at the
+        lower of the two ends (module docstring); the next Fetch goes on from there."""
+        end = log.log_end_offset
+        own_epoch, own_end = log.epoch_cache.end_offset_for(leader_epoch, end)
+        if own_end == -1:  # no end known here for that epoch (an empty cache): the leader's
+            target = min(leader_end, end)
+        elif own_epoch != leader_epoch:  # an epoch this replica never saw: cut to its own
+            target = min(own_end, end)  # end of the epoch before; the next Fetch says more
+        else:
+            target = min(own_end, leader_end, end)
+        _log.info(
+            "follower %s-%d: leader %d has epoch %d ending at %d; truncating %d -> %d",
+            *self.tp,
+            self.leader_id,
+            leader_epoch,
+            leader_end,
+            end,
+            target,
+        )
+        try:
+            truncate_to(log, target)
+        except (LogError, OSError) as error:
+            _log.warning("follower %s-%d: %s", *self.tp, error)
+            return False
+        return True
+
     def _process(self, response: FetchResponse) -> bool:
         """``processPartitionData``; False when the answer was an error (back off)."""
         log = self.member.broker.log(*self.tp)
@@ -260,6 +305,8 @@ class PartitionFetcher:
         if response.error_code != ErrorCode.NONE or len(answers) != 1 or log is None:
             return False
         data = answers[0]
+        if data.error_code == ErrorCode.NONE and data.diverging_epoch.epoch != -1:
+            return self._truncate(log, data.diverging_epoch.epoch, data.diverging_epoch.end_offset)
         if data.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:
             return self._out_of_range(log)
         if data.error_code != ErrorCode.NONE:

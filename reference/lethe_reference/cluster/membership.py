@@ -133,16 +133,20 @@ class Member:
         if new is None or self.node_id not in new.replicas:
             self._stop_fetcher(tp)
             self.leading.pop(tp, None)
+            if new is not None and old is not None and self.node_id in old.replicas:
+                self.broker.log_manager.delete_log(*tp)  # reassigned away: StopReplica(delete)
             return
         self._ensure_log(tp)
         if new.leader == self.node_id:
             self._stop_fetcher(tp)
+            followers = [n for n in new.replicas if n != self.node_id]
             if tp not in self.leading or old is None or old.leader_epoch != new.leader_epoch:
-                followers = [n for n in new.replicas if n != self.node_id]
                 self.leading[tp] = LeaderState.reset(followers, self.broker.clock.now_ms())
                 log = self.broker.log(*tp)  # makeLeader: the new epoch starts at the LEO
                 if log is not None:
                     log.epoch_cache.assign(new.leader_epoch, log.log_end_offset)
+            else:  # replicas added by a reassignment: followers not heard from yet
+                self.leading[tp].track(followers, self.broker.clock.now_ms())
         else:
             self.leading.pop(tp, None)
             fetcher = self.fetchers.get(tp)
@@ -194,7 +198,10 @@ class Member:
             del self.fetchers[tp]
 
     def resume(self, tp: TopicPartition) -> None:
+        """Fetch ``tp`` again; a fetcher made while paused (the leader moved) never
+        started, so it is replaced by one for the current leader."""
         self.paused.discard(tp)
+        self._stop_fetcher(tp)
         self.activate(tp)
 
     # --- leader side ------------------------------------------------------------------

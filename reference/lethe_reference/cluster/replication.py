@@ -58,6 +58,15 @@ class LeaderState:
         """A new leader: nothing known yet about the followers (``resetReplicaState``)."""
         return cls({n: FollowerState(last_caught_up_ms=now_ms) for n in followers})
 
+    def track(self, followers: Iterable[int], now_ms: int) -> None:
+        """The replica list changed at the same epoch (a reassignment added or dropped
+        replicas): new followers start unknown, dropped ones are forgotten."""
+        wanted = set(followers)
+        for node in wanted - self.followers.keys():
+            self.followers[node] = FollowerState(last_caught_up_ms=now_ms)
+        for node in self.followers.keys() - wanted:
+            del self.followers[node]
+
     def update(
         self,
         follower: int,

@@ -49,11 +49,13 @@ import contextlib
 import functools
 import itertools
 import logging
+import socket
 import ssl
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lethe_reference.broker import Broker
+from lethe_reference.cluster.client_quotas import RESOLVER_KEY
 from lethe_reference.handlers.endpoints import EXTENSION_KEY
 from lethe_reference.protocol.listeners import ListenerSecurity
 from lethe_reference.protocol.quotas import Admission, ConnectionQuotas, reading_allowed
@@ -66,6 +68,16 @@ __all__ = ["BrokerServer"]
 _log = logging.getLogger("lethe_reference.server")
 _READ_SIZE = 65536
 _DRAIN_ON_STOP_S = 2.0
+
+
+def _resolves(host: str) -> bool:
+    """``InetAddress.getByName`` succeeds: an address literal or a name that resolves
+    (an ``ip`` client-quota entity must be one)."""
+    try:
+        socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):
+        return False
+    return True
 
 
 def _kv(**fields: object) -> str:
@@ -89,6 +101,7 @@ class BrokerServer:
         tls_contexts: Mapping[str, ssl.SSLContext] | None = None,
     ) -> None:
         self.broker = broker
+        broker.extensions[RESOLVER_KEY] = _resolves
         self.listener = listener
         #: listener name -> TLS context (SSL, SASL_SSL); None: built from the listeners
         self.tls_contexts = None if tls_contexts is None else dict(tls_contexts)
@@ -127,8 +140,8 @@ class BrokerServer:
         main = functools.partial(self._accept, listener=self.listener)
         main_tls = self.listener is not None and self.listener.tls
         self._server = await self._listen(main, self.host, self.port, main_tls)
-        socket = self._server.sockets[0]
-        self.port = socket.getsockname()[1]
+        bound = self._server.sockets[0]
+        self.port = bound.getsockname()[1]
         for security, host, port in self.extra_listeners:
             accept = functools.partial(self._accept, listener=security)
             extra = await self._listen(accept, host, port, security.tls)

@@ -87,7 +87,7 @@ from lethe_reference.storage.segments import LogSegments
 from lethe_reference.storage.settings import LogSettings
 from lethe_reference.storage.transactions import batches, rebuild
 
-__all__ = ["LoadParams", "load_log"]
+__all__ = ["LoadParams", "load_log", "segment_batch_reader", "segment_txn_batches"]
 
 _log = logging.getLogger(__name__)
 _INDEX_KINDS = (FileKind.INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX)
@@ -176,7 +176,7 @@ def _segment_batches(segment: LogSegment, start: int, end: int) -> list[Producer
         return list(producer_batches(data, wanted, str(segment.log.path)))
 
 
-def _reader(segments: LogSegments) -> Callable[[int, int, int], list[ProducerBatch]]:
+def segment_batch_reader(segments: LogSegments) -> Callable[[int, int, int], list[ProducerBatch]]:
     def read(base: int, start: int, end: int) -> list[ProducerBatch]:
         segment = segments.get(base)
         return [] if segment is None else _segment_batches(segment, start, end)
@@ -191,7 +191,7 @@ def _recover_segment(ctx: _Recovery, segments: LogSegments, segment: LogSegment)
     rebuild_producer_state(
         state,
         [s.base_offset for s in segments if s.base_offset < segment.base_offset],
-        _reader(segments),
+        segment_batch_reader(segments),
         log_start_offset=ctx.params.log_start_offset,
         last_offset=segment.base_offset,
         now_ms=ctx.now,
@@ -306,7 +306,7 @@ def _finish(
     log.epoch_cache.truncate_from_start(params.log_start_offset)
     log.restore_offsets(log_start_offset=start, recovery_point=recovery_point)
     log.producer_state = _load_producer_state(log, start, params, ctx.now)
-    log.transactions, aborted = rebuild(map(_batches, log.segments), start)
+    log.transactions, aborted = rebuild(map(segment_txn_batches, log.segments), start)
     for segment, entries in zip(log.segments, aborted, strict=True):
         if segment.base_offset in ctx.recovered and entries != segment.aborted_txns:
             _rewrite_txn_index(segment, entries)
@@ -325,7 +325,7 @@ def _load_producer_state(
     rebuild_producer_state(
         state,
         bases,
-        _reader(log.segments),
+        segment_batch_reader(log.segments),
         log_start_offset=log_start_offset,
         last_offset=log.log_end_offset,
         now_ms=now,
@@ -345,7 +345,7 @@ def _rewrite_txn_index(segment: LogSegment, entries: list[AbortedTxn]) -> None:
         path.unlink(missing_ok=True)
 
 
-def _batches(segment: LogSegment) -> list[tuple[BatchHeader, ControlType | None]]:
+def segment_txn_batches(segment: LogSegment) -> list[tuple[BatchHeader, ControlType | None]]:
     """Every v2 batch header of ``segment`` with its marker type (step 6)."""
     with segment.log.scan(0) as (entries, _scanner, data):
         return list(batches(data, entries, str(segment.log.path)))

@@ -429,6 +429,14 @@ class PartitionLog:
         """Flush everything, active segment included (clean shutdown)."""
         self.flush_up_to(self._next_offset, inclusive=True)
 
+    def reset_end_offset(self, offset: int) -> None:
+        """After a truncation (:mod:`.truncation`): the log ends at ``offset``; the high
+        watermark, recovery point and log start offset go no higher."""
+        self._next_offset = offset
+        self._high_watermark = min(self._high_watermark, offset)
+        self._recovery_point = min(self._recovery_point, offset)
+        self._log_start_offset = min(self._log_start_offset, offset)
+
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop every segment and restart empty at ``offset`` (``truncateFullyAndStartAt``:
         a follower whose log ends below its leader's log start offset)."""

@@ -25,9 +25,11 @@ from partition_ops_support import produce
 
 __all__ = [
     "FRAMES",
+    "LEADERSHIP_QUOTAS",
     "OUTPUTS",
     "exchanges",
     "gamma_world",
+    "load_frames",
     "replay",
     "roundtrip_bytes",
     "stdout",
@@ -36,31 +38,42 @@ __all__ = [
 ]
 
 ADMIN_TOOLS = fixtures_root() / "golden" / "admin-tools" / "kafka"
+#: leadership_quotas.py's recording (elections, reassignments, client quotas, ApiVersions)
+LEADERSHIP_QUOTAS = fixtures_root() / "golden" / "admin-tools" / "leadership-quotas"
+
+
+def load_frames(folder: Path, *names: str) -> list[dict[str, Any]]:
+    return [
+        {**json.loads(line), "source": name}
+        for name in names
+        for line in (folder / name).read_text().splitlines()
+    ]
+
+
 #: the tools' frames (record.py), then lethe's client's OffsetForLeaderEpoch ones (epochs.py)
-FRAMES: list[dict[str, Any]] = [
-    {**json.loads(line), "source": name}
-    for name in ("frames.jsonl", "epochs.jsonl")
-    for line in (ADMIN_TOOLS / name).read_text().splitlines()
-]
+FRAMES: list[dict[str, Any]] = load_frames(ADMIN_TOOLS, "frames.jsonl", "epochs.jsonl")
 OUTPUTS: list[dict[str, Any]] = json.loads((ADMIN_TOOLS / "outputs.json").read_text())
 
 
-def stdout(step: str) -> str:
+def stdout(step: str, outputs: list[dict[str, Any]] | None = None) -> str:
     """What the step's command printed against Kafka."""
-    return next(o["stdout"] for o in OUTPUTS if o["step"] == step)
+    return next(o["stdout"] for o in outputs or OUTPUTS if o["step"] == step)
 
 
-def exchanges(api_key: int, step: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def exchanges(
+    api_key: int, step: str | None = None, frames: list[dict[str, Any]] | None = None
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(request, response) frames of ``api_key``, in the order the tools sent them."""
+    frames = FRAMES if frames is None else frames
     out = []
-    for req in FRAMES:
+    for req in frames:
         if req["dir"] != "request" or req["api_key"] != api_key:
             continue
         if step is not None and req["step"] != step:
             continue
         resp = next(
             f
-            for f in FRAMES
+            for f in frames
             if f["dir"] == "response"
             and (f["source"], f["conn"], f["correlation_id"])
             == (req["source"], req["conn"], req["correlation_id"])

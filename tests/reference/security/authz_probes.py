@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import authz_calls as c
 import authz_partial_calls as pc
+from authz_admin_probes import ADMIN_PROBES
 from authz_table import (
     ABSENT,
     BROKER_RESOURCE,
@@ -492,4 +493,5 @@ PROBES: tuple[Probe, ...] = (
         c.partitions_deleted,
         same((0, [(TOPIC, TAF, None, ()), (ABSENT, TAF, None, ())])),
     ),
+    *ADMIN_PROBES,
 )

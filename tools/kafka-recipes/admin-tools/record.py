@@ -172,7 +172,8 @@ STEPS: dict[str, tuple[list[str], str, int]] = {
 class Recorder:
     """Frames seen by the proxy, in the order it read them."""
 
-    def __init__(self) -> None:
+    def __init__(self, keys: frozenset[int] = KEYS) -> None:
+        self.keys = keys
         self.frames: list[dict[str, Any]] = []
         self.step = ""
         self.lock = threading.Lock()
@@ -188,7 +189,7 @@ class Recorder:
         else:
             (corr,) = struct.unpack(">i", body[:4])
             key, version = pending.pop(corr, (-1, -1))
-        if key not in KEYS:
+        if key not in self.keys:
             return
         with self.lock:
             self.frames.append(
@@ -248,19 +249,32 @@ def serve(recorder: Recorder, listen: int, upstream: int) -> None:
     threading.Thread(target=accept, daemon=True).start()
 
 
-def main(home: str, listen: int, upstream: int, out: Path, names: list[str]) -> None:
-    recorder = Recorder()
+def main(
+    home: str,
+    listen: int,
+    upstream: int,
+    out: Path,
+    names: list[str],
+    *,
+    steps: dict[str, tuple[list[str], str, int]] = STEPS,
+    keys: frozenset[int] = KEYS,
+    keep_stderr: bool = False,
+) -> None:
+    recorder = Recorder(keys)
     serve(recorder, listen, upstream)
     outputs = []
     deletions = out / "deletions.json"
     out.mkdir(parents=True, exist_ok=True)
     deletions.write_text(DELETIONS)
-    for name in names or list(STEPS):
+    for name in names or list(steps):
         recorder.step = name
-        tool, stdin, wait = STEPS[name]
+        tool, stdin, wait = steps[name]
         time.sleep(wait)
         argv = [f"{home}/bin/{tool[0]}"] + [
-            a.replace("{b}", f"127.0.0.1:{listen}").replace("{f}", str(deletions)) for a in tool[1:]
+            a.replace("{b}", f"127.0.0.1:{listen}")
+            .replace("{f}", str(deletions))
+            .replace("{out}", str(out))
+            for a in tool[1:]
         ]
         done = subprocess.run(
             argv, check=False, input=stdin, capture_output=True, text=True, timeout=120
@@ -271,6 +285,7 @@ def main(home: str, listen: int, upstream: int, out: Path, names: list[str]) -> 
                 "argv": [tool[0], *argv[1:]],
                 "exit": done.returncode,
                 "stdout": done.stdout,
+                **({"stderr": done.stderr} if keep_stderr else {}),
             }
         )
     out.mkdir(parents=True, exist_ok=True)

@@ -29,15 +29,21 @@ definitions:
 
 Partitions are explicit (``partition=0`` by default): the client has no
 partitioner, since keyed partitioning is beside the point of either KIP.
+
+Leaders move (an election, a reassignment, a broker stopped). The producer and the
+consumer cache each partition's leader and leader epoch from Metadata; an answer that
+says the cache is stale (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, ...) or a lost
+connection drops the entry, and the call is retried on the leader a new Metadata names,
+as the Java clients do, until the request timeout.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TypeVar, cast
 
 from lethe_formats.errors import FormatError
 from lethe_formats.model import Header, RecordBatch
@@ -66,7 +72,7 @@ from lethe_formats.records.scan import read_log
 
 from lethe_tools.kafka_client.admin import AdminClient, TopicPartition
 from lethe_tools.kafka_client.config import ClientConfig, parse_bootstrap_servers
-from lethe_tools.kafka_client.connection import BrokerConnection
+from lethe_tools.kafka_client.connection import BrokerConnection, ConnectionLostError
 from lethe_tools.kafka_client.java_errors import JavaException, java_exception
 
 __all__ = [
@@ -83,15 +89,29 @@ __all__ = [
 ]
 
 _FETCH_TOPIC_IDS_FROM = 13
+T = TypeVar("T")
+#: errors that mean "the leader you asked is not (or no longer) the leader": the client
+#: forgets the leader and asks Metadata again (``Errors`` that are
+#: ``InvalidMetadataException`` in Kafka's Java client)
+STALE_LEADER_ERRORS = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+    }
+)
 _FETCH_BYTES = 1 << 20
 
 
 class ExtensionError(Exception):
     """A refused call; ``java`` is the exception Kafka's Java client would raise."""
 
-    def __init__(self, java: JavaException) -> None:
+    def __init__(self, java: JavaException, code: int = ErrorCode.UNKNOWN_SERVER_ERROR) -> None:
         super().__init__(str(java))
         self.java = java
+        self.code = code
 
 
 def _config(bootstrap_servers: str, client_id: str) -> ClientConfig:
@@ -100,7 +120,7 @@ def _config(bootstrap_servers: str, client_id: str) -> ClientConfig:
 
 def _raise_for(code: int, message: str | None = None) -> None:
     if code != ErrorCode.NONE:
-        raise ExtensionError(java_exception(code, message or None))
+        raise ExtensionError(java_exception(code, message or None), code)
 
 
 # -- KIP-694 -----------------------------------------------------------------------
@@ -263,6 +283,9 @@ class _PartitionClient:
     def __init__(self, bootstrap_servers: str, client_id: str) -> None:
         self._admin = AdminClient(_config(bootstrap_servers, client_id))
         self._leaders: dict[TopicPartition, int] = {}
+        #: the leader epoch Metadata gave with the leader (a consumer's Fetch sends it, so a
+        #: replica that is no longer the leader answers FENCED_LEADER_EPOCH, KIP-320)
+        self._epochs: dict[TopicPartition, int] = {}
 
     def __enter__(self) -> _PartitionClient:
         return self
@@ -281,17 +304,43 @@ class _PartitionClient:
         node = self._leaders.get(tp)
         if node is None:
             response = self._admin.metadata([tp.topic])
+            known = False
             for topic in response.topics:
                 _raise_for(topic.error_code)
                 for partition in topic.partitions:
+                    known |= partition.partition_index == tp.partition
                     if partition.leader_id >= 0:
                         key = TopicPartition(tp.topic, partition.partition_index)
                         self._leaders[key] = partition.leader_id
+                        self._epochs[key] = partition.leader_epoch
             node = self._leaders.get(tp)
             if node is None:
-                _raise_for(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                _raise_for(
+                    ErrorCode.LEADER_NOT_AVAILABLE
+                    if known
+                    else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                )
         assert node is not None
         return self._admin.node_connection(node)
+
+    def _on_leader(self, tp: TopicPartition, call: Callable[[BrokerConnection], T]) -> T:
+        """``call(leader connection)``, retried on a fresh leader while the answer says the
+        cached one is stale: the Java clients' ``retriable`` errors that request a metadata
+        update (NOT_LEADER_OR_FOLLOWER, a fenced or unknown leader epoch, no leader yet)
+        or a lost connection, backing off ``retry.backoff.ms`` up to the request timeout."""
+        deadline = time.monotonic() + self._timeout()
+        backoff = self._admin.config.retry_backoff_ms / 1000
+        while True:
+            try:
+                return call(self._leader(tp))
+            except (ExtensionError, ConnectionLostError) as error:
+                code = error.code if isinstance(error, ExtensionError) else None
+                if code is not None and code not in STALE_LEADER_ERRORS:
+                    raise
+                self._leaders.pop(tp, None)
+                if time.monotonic() + backoff > deadline:
+                    raise
+                time.sleep(backoff)
 
     def _topic_id(self, topic: str) -> uuid.UUID:
         (found,) = self._admin.metadata([topic]).topics
@@ -320,10 +369,14 @@ class Producer(_PartitionClient):
         data = TopicProduceData(record.topic, (PartitionProduceData(record.partition, batch),))
         request = ProduceRequest(acks=-1, timeout_ms=30_000, topic_data=(data,))
         tp = TopicPartition(record.topic, record.partition)
-        response = cast(ProduceResponse, self._leader(tp).request(request, timeout=self._timeout()))
-        answer = response.responses[0].partition_responses[0]
-        _raise_for(answer.error_code, answer.error_message)
-        return RecordMetadata(record.topic, record.partition, answer.base_offset)
+
+        def produce(leader: BrokerConnection) -> int:
+            response = cast(ProduceResponse, leader.request(request, timeout=self._timeout()))
+            answer = response.responses[0].partition_responses[0]
+            _raise_for(answer.error_code, answer.error_message)
+            return int(answer.base_offset)
+
+        return RecordMetadata(record.topic, record.partition, self._on_leader(tp, produce))
 
 
 class Consumer(_PartitionClient):
@@ -364,9 +417,18 @@ class Consumer(_PartitionClient):
         return found
 
     def _fetch(self, tp: TopicPartition, offset: int, wait_ms: int) -> list[ConsumerRecord]:
-        connection = self._leader(tp)
+        return self._on_leader(tp, lambda leader: self._fetch_from(leader, tp, offset, wait_ms))
+
+    def _fetch_from(
+        self, connection: BrokerConnection, tp: TopicPartition, offset: int, wait_ms: int
+    ) -> list[ConsumerRecord]:
         version = connection.version_for(ApiKey.FETCH)
-        wanted = FetchPartition(tp.partition, fetch_offset=offset, partition_max_bytes=_FETCH_BYTES)
+        wanted = FetchPartition(
+            tp.partition,
+            current_leader_epoch=self._epochs.get(tp, -1),
+            fetch_offset=offset,
+            partition_max_bytes=_FETCH_BYTES,
+        )
         if version >= _FETCH_TOPIC_IDS_FROM:
             topic = FetchTopic(topic_id=self._topic_id(tp.topic), partitions=(wanted,))
         else:
