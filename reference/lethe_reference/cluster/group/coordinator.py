@@ -1,4 +1,4 @@
-"""The classic-protocol group coordinator: one object, sans-IO.
+"""The group coordinator (classic and KIP-848 consumer groups): one object, sans-IO.
 
 Theory of operation
 -------------------
@@ -10,7 +10,8 @@ adding one concern to the same state::
         MembershipLogic JoinGroup, SyncGroup, Heartbeat, LeaveGroup
           OffsetLogic   OffsetCommit, OffsetFetch
             DeletionLogic OffsetDelete, DeleteGroups
-              GroupCoordinator
+              ConsumerGroupLogic  KIP-848 consumer groups (``consumer/``)
+                GroupCoordinator
 
 Building one::
 
@@ -28,10 +29,10 @@ the reply is known. Nothing here touches a socket or a thread.
 
 from __future__ import annotations
 
-from lethe_reference.cluster.group.deletion import DeletionLogic
+from lethe_reference.cluster.group.consumer.logic import ConsumerGroupLogic
 
 __all__ = ["GroupCoordinator"]
 
 
-class GroupCoordinator(DeletionLogic):
+class GroupCoordinator(ConsumerGroupLogic):
     """Kafka 4.0's classic group coordinator (see the module docstring)."""
