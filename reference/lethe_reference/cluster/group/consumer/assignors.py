@@ -26,18 +26,21 @@ same rules (stickiness, then balance among the subscribers of each topic) with
 a different search, so the same input can give a different but equally
 balanced result there.
 
-Decision (recorded in the catalog as K848-ASSIGN-ORDER): Kafka iterates members
-and topics in Java hash order; lethe iterates members in the range order above
-and topics by name, and partitions ascending, so a result is reproducible.
-Where Kafka's result does not depend on that order (every balanced case with a
-single member per quota class, every sticky case) the results are the same.
+Order matters to ``uniform``: which members get the extra partitions, and
+which free partitions go to whom. Kafka iterates the members of a fresh
+``HashMap`` (``TargetAssignmentBuilder.build``); :func:`java_hash_order`
+reproduces that order (Java's ``String.hashCode``, the table size for that many
+entries, ties in insertion order, which here is join order), so the same member
+ids split the same way. Topics are taken by name and partitions ascending
+(Kafka: a ``HashSet`` of topic ids, whose order only matters with several
+topics).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 __all__ = [
     "ASSIGNORS",
@@ -48,7 +51,10 @@ __all__ = [
     "MemberSpec",
     "RangeAssignor",
     "UniformAssignor",
+    "java_hash_order",
 ]
+
+T = TypeVar("T")
 
 #: ``{topic name: {partition}}``
 Assignment = dict[str, set[int]]
@@ -77,6 +83,10 @@ class AssignmentSpec:
             self.members,
             key=lambda m: (0, m.instance_id, "") if m.instance_id else (1, "", m.member_id),
         )
+
+    def hash_ordered(self) -> list[MemberSpec]:
+        """The members in the order Kafka's ``HashMap`` of them iterates."""
+        return java_hash_order(self.members, lambda m: m.member_id)
 
     def homogeneous(self) -> bool:
         return len({m.topics for m in self.members}) <= 1
@@ -126,8 +136,37 @@ class UniformAssignor:
         return _heterogeneous(spec)
 
 
+def _java_string_hash(text: str) -> int:
+    """``String.hashCode``: 31-polynomial over UTF-16 code units, as an int32."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
+    return h
+
+
+def _table_size(entries: int) -> int:
+    """The table size of a default ``HashMap`` holding ``entries`` (load factor 0.75)."""
+    size = 16
+    while entries > size * 3 // 4:
+        size *= 2
+    return size
+
+
+def java_hash_order(items: Iterable[T], key: Callable[[T], str]) -> list[T]:
+    """``items`` (in insertion order) as a ``HashMap`` keyed by ``key`` iterates them."""
+    listed = list(items)
+    mask = _table_size(len(listed)) - 1
+
+    def bucket(item: T) -> int:
+        h = _java_string_hash(key(item))
+        return (h ^ (h >> 16)) & mask
+
+    return sorted(listed, key=bucket)  # stable: one bucket keeps insertion order
+
+
 def _homogeneous(spec: AssignmentSpec) -> dict[str, Assignment]:
-    members = spec.ordered()
+    members = spec.hash_ordered()
     topics = sorted(t for t in members[0].topics if t in spec.partitions)
     if not topics:
         return {m.member_id: {} for m in members}
@@ -173,7 +212,7 @@ def _homogeneous(spec: AssignmentSpec) -> dict[str, Assignment]:
 
 
 def _heterogeneous(spec: AssignmentSpec) -> dict[str, Assignment]:
-    members = spec.ordered()
+    members = spec.hash_ordered()
     result: dict[str, Assignment] = {m.member_id: {} for m in members}
     size = dict.fromkeys(result, 0)
     taken: set[tuple[str, int]] = set()
@@ -201,7 +240,7 @@ def _heterogeneous(spec: AssignmentSpec) -> dict[str, Assignment]:
 def _balance(spec: AssignmentSpec, result: dict[str, Assignment], size: dict[str, int]) -> None:
     """Move partitions from the fullest subscriber to the emptiest until no topic's
     subscribers differ by more than one partition where a move is possible."""
-    members = spec.ordered()
+    members = spec.hash_ordered()
     moved = True
     while moved:
         moved = False
