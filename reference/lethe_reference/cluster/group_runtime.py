@@ -161,11 +161,15 @@ class GroupRuntime:
         self.coordinator = GroupCoordinator(broker.clock, self._append, self.config)
         self.coordinator.consumer_config = consumer_config(broker.config)
         self.coordinator.topic_partitions = self._topic_partitions
+        self.coordinator.topic_ids = self._topic_ids
         broker.group_coordinator = self.coordinator
 
     def _topic_partitions(self) -> dict[str, int]:
         """Every topic and its partition count (what consumer groups subscribe to)."""
         return {info.name: info.partitions for info in self.broker.metadata}
+
+    def _topic_ids(self) -> dict[str, bytes]:
+        return {info.name: info.topic_id.raw for info in self.broker.metadata}
 
     # -- the offsets topic --------------------------------------------------------------
 

@@ -26,14 +26,15 @@ same rules (stickiness, then balance among the subscribers of each topic) with
 a different search, so the same input can give a different but equally
 balanced result there.
 
-Order matters to ``uniform``: which members get the extra partitions, and
-which free partitions go to whom. Kafka iterates the members of a fresh
-``HashMap`` (``TargetAssignmentBuilder.build``); :func:`java_hash_order`
-reproduces that order (Java's ``String.hashCode``, the table size for that many
-entries, ties in insertion order, which here is join order), so the same member
-ids split the same way. Topics are taken by name and partitions ascending
-(Kafka: a ``HashSet`` of topic ids, whose order only matters with several
-topics).
+Order matters to ``uniform``: which members get the extra partitions, which
+partitions a member over quota gives up, and which free partitions go to whom.
+The assignors take every order from their input, as Kafka's take it from
+their ``GroupSpec``: members in ``spec.members`` order, a member's topics in
+``MemberSpec.topics`` order, its current partitions in the order of
+``MemberSpec.current``, partitions ascending. The coordinator builds the input
+in the orders Kafka's ``HashMap``/``HashSet`` iterate (:func:`java_hash_order`
+with :func:`java_string_hash` for member ids and :func:`java_uuid_hash` for
+topic ids), so the same ids give the same result as on Kafka.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ __all__ = [
     "RangeAssignor",
     "UniformAssignor",
     "java_hash_order",
+    "java_string_hash",
+    "java_uuid_hash",
 ]
 
 T = TypeVar("T")
@@ -66,8 +69,9 @@ class MemberSpec:
 
     member_id: str
     instance_id: str | None
-    topics: frozenset[str]
-    #: its partitions in the current target assignment
+    #: the existing topics it subscribes to, in iteration order
+    topics: tuple[str, ...]
+    #: its partitions in the current target assignment, topics in iteration order
     current: Mapping[str, frozenset[int]]
 
 
@@ -84,12 +88,8 @@ class AssignmentSpec:
             key=lambda m: (0, m.instance_id, "") if m.instance_id else (1, "", m.member_id),
         )
 
-    def hash_ordered(self) -> list[MemberSpec]:
-        """The members in the order Kafka's ``HashMap`` of them iterates."""
-        return java_hash_order(self.members, lambda m: m.member_id)
-
     def homogeneous(self) -> bool:
-        return len({m.topics for m in self.members}) <= 1
+        return len({frozenset(m.topics) for m in self.members}) <= 1
 
 
 class Assignor(Protocol):
@@ -136,7 +136,7 @@ class UniformAssignor:
         return _heterogeneous(spec)
 
 
-def _java_string_hash(text: str) -> int:
+def java_string_hash(text: str) -> int:
     """``String.hashCode``: 31-polynomial over UTF-16 code units, as an int32."""
     h = 0
     data = text.encode("utf-16-be")
@@ -145,29 +145,42 @@ def _java_string_hash(text: str) -> int:
     return h
 
 
-def _table_size(entries: int) -> int:
-    """The table size of a default ``HashMap`` holding ``entries`` (load factor 0.75)."""
+def java_uuid_hash(raw: bytes) -> int:
+    """``Uuid.hashCode``: the two 64-bit halves xor-ed, then its two 32-bit halves."""
+    h = int.from_bytes(raw[:8], "big") ^ int.from_bytes(raw[8:16], "big")
+    return ((h >> 32) ^ h) & 0xFFFFFFFF
+
+
+def _table_size(entries: int, presized: bool) -> int:
+    """The table size of a ``HashMap`` holding ``entries`` (load factor 0.75): grown
+    from 16 by doubling, or sized up front as ``new HashSet<>(collection)`` does."""
+    if presized:
+        wanted = max(int(entries / 0.75) + 1, 16)
+        return 1 << (wanted - 1).bit_length()
     size = 16
     while entries > size * 3 // 4:
         size *= 2
     return size
 
 
-def java_hash_order(items: Iterable[T], key: Callable[[T], str]) -> list[T]:
-    """``items`` (in insertion order) as a ``HashMap`` keyed by ``key`` iterates them."""
+def java_hash_order(
+    items: Iterable[T], hash_of: Callable[[T], int], *, presized: bool = False
+) -> list[T]:
+    """``items`` (in insertion order) in the order a Java ``HashMap``/``HashSet``
+    holding them iterates: by bucket, a bucket in insertion order."""
     listed = list(items)
-    mask = _table_size(len(listed)) - 1
+    mask = _table_size(len(listed), presized) - 1
 
     def bucket(item: T) -> int:
-        h = _java_string_hash(key(item))
+        h = hash_of(item)
         return (h ^ (h >> 16)) & mask
 
-    return sorted(listed, key=bucket)  # stable: one bucket keeps insertion order
+    return sorted(listed, key=bucket)
 
 
 def _homogeneous(spec: AssignmentSpec) -> dict[str, Assignment]:
-    members = spec.hash_ordered()
-    topics = sorted(t for t in members[0].topics if t in spec.partitions)
+    members = list(spec.members)
+    topics = [t for t in members[0].topics if t in spec.partitions]
     if not topics:
         return {m.member_id: {} for m in members}
     owned = {
@@ -187,7 +200,7 @@ def _homogeneous(spec: AssignmentSpec) -> dict[str, Assignment]:
         room = quota + (1 if extra > 0 else 0)
         extra -= 1
         kept: Assignment = {}
-        for topic in sorted(member.current):
+        for topic in member.current:
             if topic not in topics:
                 continue
             for partition in sorted(member.current[topic]):
@@ -212,12 +225,12 @@ def _homogeneous(spec: AssignmentSpec) -> dict[str, Assignment]:
 
 
 def _heterogeneous(spec: AssignmentSpec) -> dict[str, Assignment]:
-    members = spec.hash_ordered()
+    members = list(spec.members)
     result: dict[str, Assignment] = {m.member_id: {} for m in members}
     size = dict.fromkeys(result, 0)
     taken: set[tuple[str, int]] = set()
     for member in members:
-        for topic in sorted(member.current):
+        for topic in member.current:
             if topic not in member.topics or topic not in spec.partitions:
                 continue
             for partition in sorted(member.current[topic]):
@@ -240,7 +253,7 @@ def _heterogeneous(spec: AssignmentSpec) -> dict[str, Assignment]:
 def _balance(spec: AssignmentSpec, result: dict[str, Assignment], size: dict[str, int]) -> None:
     """Move partitions from the fullest subscriber to the emptiest until no topic's
     subscribers differ by more than one partition where a move is possible."""
-    members = spec.hash_ordered()
+    members = list(spec.members)
     moved = True
     while moved:
         moved = False

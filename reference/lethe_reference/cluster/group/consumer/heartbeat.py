@@ -52,6 +52,9 @@ from lethe_reference.cluster.group.consumer.assignors import (
     ASSIGNORS,
     AssignmentSpec,
     MemberSpec,
+    java_hash_order,
+    java_string_hash,
+    java_uuid_hash,
 )
 from lethe_reference.cluster.group.consumer.group import ConsumerGroup, member_topics
 from lethe_reference.cluster.group.consumer.member import (
@@ -89,6 +92,8 @@ class ConsumerHeartbeatLogic(DeletionLogic):
     consumer_config = ConsumerConfig()
     #: the existing topics and their partition counts (the broker sets this)
     topic_partitions: Callable[[], Mapping[str, int]] = staticmethod(dict)
+    #: the topics' ids, 16 bytes each (the broker sets this; they order the assignor's input)
+    topic_ids: Callable[[], Mapping[str, bytes]] = staticmethod(dict)
 
     @property
     def consumer_groups(self) -> dict[str, ConsumerGroup]:
@@ -288,21 +293,31 @@ class ConsumerHeartbeatLogic(DeletionLogic):
             group.group_epoch += 1
 
     def _assign(self, group: ConsumerGroup) -> None:
+        """A new target assignment, the input built in the orders Kafka's
+        ``TargetAssignmentBuilder`` hands its assignor (see ``assignors``)."""
         topics = self.topic_partitions()
+        ids = self.topic_ids()
+
+        def topic_hash(name: str) -> int:
+            raw = ids.get(name)
+            return java_string_hash(name) if raw is None else java_uuid_hash(raw)
+
         default = self.consumer_config.assignors[0]
         assignor = ASSIGNORS[group.preferred_assignor(default)]
-        spec = AssignmentSpec(
-            members=tuple(
+        members = java_hash_order(group.members.values(), lambda m: java_string_hash(m.member_id))
+        specs = []
+        for m in members:
+            subscribed = sorted(member_topics(m, topics))
+            current = group.target.get(m.member_id, {})
+            specs.append(
                 MemberSpec(
                     m.member_id,
                     m.instance_id,
-                    member_topics(m, topics),
-                    group.target.get(m.member_id, {}),
+                    tuple(java_hash_order(subscribed, topic_hash, presized=True)),
+                    {t: current[t] for t in java_hash_order(sorted(current), topic_hash)},
                 )
-                for m in group.members.values()
-            ),
-            partitions=group.subscribed_topics(topics),
-        )
+            )
+        spec = AssignmentSpec(tuple(specs), group.subscribed_topics(topics))
         result = assignor.assign(spec)
         group.target = {
             member_id: {t: frozenset(p) for t, p in parts.items() if p}
