@@ -6,6 +6,36 @@ member and its reconciliation), ``group`` (epochs, target, state), ``api``
 and ``logic`` (ConsumerGroupDescribe and the requests shared with classic
 groups). :class:`~lethe_reference.cluster.group.GroupCoordinator` includes
 ``logic`` as its top layer.
+
+What Kafka 4.0 does and lethe does not (decisions; the requirement catalog covers
+the KIP profiles only, so they are recorded here):
+
+* **Persistence.** Kafka writes the group's records (types 3-8, ``ConsumerGroup*``
+  in :mod:`lethe_formats.coordinator`) to ``__consumer_offsets``; lethe keeps
+  membership, epochs and target assignments in memory. After a restart or a
+  coordinator move the members get UNKNOWN_MEMBER_ID and rejoin with epoch 0
+  (what a client does after fencing); committed offsets are written as for any
+  group and survive. Offsets of a group with no group record load as an empty
+  classic group, which the first consumer-protocol join turns into a consumer
+  group, as Kafka converts empty groups.
+* **Mixed groups.** ``group.consumer.migration.policy`` (Kafka's default
+  ``bidirectional``) is not served: a non-empty classic group is not upgraded
+  (GROUP_ID_NOT_FOUND "Cannot upgrade classic group ... online upgrade is
+  disabled.", Kafka's answer under policy ``disabled``) and a classic JoinGroup
+  to a non-empty consumer group is INCONSISTENT_GROUP_PROTOCOL.
+* **Regex subscriptions** (SubscribedTopicRegex, v1) are served: Python's ``re``
+  stands in for RE2J, matching whole names, resolved at each heartbeat rather
+  than by Kafka's asynchronous refresh (so a new matching topic is seen at the
+  next heartbeat, not after Kafka's refresh interval).
+* **Authorization of topics** (TOPIC_AUTHORIZATION_FAILED for subscribed topics
+  the member may not describe) is not checked; the group ACLs are.
+* **Rack-aware assignment**: rack ids are kept and described, not used (Kafka
+  4.0's uniform assignor does not use them either for the homogeneous case).
+* **Heterogeneous uniform assignment** (members with different subscriptions)
+  is balanced and sticky like Kafka's but computed differently, so a result can
+  differ; homogeneous groups and ``range`` give Kafka's results.
+* Empty consumer groups stay until DeleteGroups (Kafka removes them with their
+  expired offsets).
 """
 
 from __future__ import annotations

@@ -24,8 +24,9 @@ others get a new target at their next heartbeat. Epoch -1 leaves the same way;
 -2 (static members) keeps the member and its partitions until its session
 expires or it rejoins.
 
-Decisions (catalog K848-*): membership is kept in memory only, not written to
-``__consumer_offsets`` (Kafka's records 3-8); after a restart members get
+Decisions (listed with the others in the package docstring): membership is
+kept in memory only, not written to ``__consumer_offsets`` (Kafka's records
+3-8); after a restart members get
 UNKNOWN_MEMBER_ID and rejoin with epoch 0, their committed offsets stay. A
 group with members of the other protocol is not converted
 (``group.consumer.migration.policy`` behaves as ``disabled`` for non-empty
