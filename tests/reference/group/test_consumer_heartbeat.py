@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 from group_support import Harness
+from lethe_formats.coordinator import decode_record
+from lethe_formats.model import RecordBatch
 from lethe_formats.protocol.error_codes import ErrorCode as E
+from lethe_formats.records.scan import read_log
 from lethe_reference.cluster.group import CommitOffset, OffsetCommitRequest
 from lethe_reference.cluster.group.api import JoinRequest
 from lethe_reference.cluster.group.consumer import ConsumerHeartbeat, ConsumerHeartbeatResult
@@ -270,3 +273,85 @@ def test_classic_and_consumer_groups_do_not_mix(h: Harness) -> None:
     assert h.coordinator.describe_consumer_group("classic").error_message == (
         "Group classic is not a consumer group."
     )
+
+
+# -- persistence ---------------------------------------------------------------------------
+
+
+def read_records(batch: bytes) -> list[Any]:
+    return [r for entry in read_log(batch) if isinstance(entry, RecordBatch) for r in entry.records]
+
+
+def stored(h: Harness) -> list[tuple[int, str, str | None]]:
+    """(record type, member id or "", value class or None) of every record written."""
+    out = []
+    for _, batch in h.batches:
+        for record in read_records(batch):
+            decoded = decode_record(record)
+            member = getattr(decoded.key, "member_id", "")
+            value = None if decoded.value is None else type(decoded.value).__name__
+            out.append((decoded.key.version, member, value))
+    return out
+
+
+def test_a_join_writes_kafkas_records_in_kafkas_order(h: Harness) -> None:
+    join(h, "m1")
+    assert stored(h) == [
+        (5, "m1", "ConsumerGroupMemberMetadataValue"),
+        (4, "", "ConsumerGroupPartitionMetadataValue"),
+        (3, "", "ConsumerGroupMetadataValue"),
+        (7, "m1", "ConsumerGroupTargetAssignmentMemberValue"),
+        (6, "", "ConsumerGroupTargetAssignmentMetadataValue"),
+        (8, "m1", "ConsumerGroupCurrentMemberAssignmentValue"),
+    ]
+    h.batches.clear()
+    beat(h, "m1", 1)
+    assert stored(h) == []  # nothing changed, nothing written
+    beat(h, "m1", -1)
+    assert stored(h) == [
+        (8, "m1", None),
+        (7, "m1", None),
+        (5, "m1", None),
+        (4, "", "ConsumerGroupPartitionMetadataValue"),
+        (3, "", "ConsumerGroupMetadataValue"),
+    ]
+
+
+def test_a_reloaded_coordinator_has_the_same_groups(h: Harness) -> None:
+    ids = {"orders": b"o" * 16, "audit": b"a" * 16}
+    h.coordinator.topic_ids = lambda: ids
+    join(h, "m1", instance_id="i1", rack_id="r1")
+    join(h, "m2", server_assignor="range")
+    beat(h, "m1", 1)  # m1 now owes a revocation
+    again = Harness()
+    again.coordinator.topic_partitions = lambda: TOPICS
+    again.coordinator.topic_ids = lambda: ids
+    partition = h.coordinator.partition_for(G)
+    records = [r for p, batch in h.batches if p == partition for r in read_records(batch)]
+    again.coordinator.load(partition, records)
+    reloaded = again.coordinator.describe_consumer_group(G)
+    assert reloaded == h.coordinator.describe_consumer_group(G)
+    assert reloaded.state == "Reconciling" and len(reloaded.members) == 2
+    # the reloaded members heartbeat on, and expire without one
+    assert beat(again, "m2", 2).error_code == E.NONE
+    again.clock.advance(45_000)
+    again.coordinator.tick()
+    assert again.coordinator.describe_consumer_group(G).members == ()
+
+
+def test_a_failed_write_leaves_the_group_as_it_was(h: Harness) -> None:
+    join(h, "m1")
+    h.fail_with = E.NOT_LEADER_OR_FOLLOWER
+    r = join(h, "m2")
+    assert r.error_code == E.NOT_COORDINATOR
+    assert [m.member_id for m in h.coordinator.describe_consumer_group(G).members] == ["m1"]
+    h.fail_with = None
+    assert join(h, "m2").error_code == E.NONE
+
+
+def test_deleting_an_empty_group_writes_its_tombstones(h: Harness) -> None:
+    join(h, "m1")
+    beat(h, "m1", -1)
+    h.batches.clear()
+    assert h.coordinator.delete_groups([G]) == {G: E.NONE}
+    assert stored(h) == [(6, "", None), (4, "", None), (3, "", None)]

@@ -2,22 +2,19 @@
 
 Modules, bottom up: ``assignors`` (``uniform``, ``range``), ``member`` (a
 member and its reconciliation), ``group`` (epochs, target, state), ``api``
-(request and result values), ``heartbeat`` (ConsumerGroupHeartbeat, timers)
-and ``logic`` (ConsumerGroupDescribe and the requests shared with classic
-groups). :class:`~lethe_reference.cluster.group.GroupCoordinator` includes
-``logic`` as its top layer.
+(request and result values), ``persistence`` (records 3-8), ``heartbeat``
+(ConsumerGroupHeartbeat, timers) and ``logic`` (ConsumerGroupDescribe and the
+requests shared with classic groups).
+:class:`~lethe_reference.cluster.group.GroupCoordinator` includes ``logic`` as
+its top layer.
 
 What Kafka 4.0 does and lethe does not (decisions; the requirement catalog covers
 the KIP profiles only, so they are recorded here):
 
-* **Persistence.** Kafka writes the group's records (types 3-8, ``ConsumerGroup*``
-  in :mod:`lethe_formats.coordinator`) to ``__consumer_offsets``; lethe keeps
-  membership, epochs and target assignments in memory. After a restart or a
-  coordinator move the members get UNKNOWN_MEMBER_ID and rejoin with epoch 0
-  (what a client does after fencing); committed offsets are written as for any
-  group and survive. Offsets of a group with no group record load as an empty
-  classic group, which the first consumer-protocol join turns into a consumer
-  group, as Kafka converts empty groups.
+* **Persistence** is Kafka's: records 3-8 in ``__consumer_offsets``
+  (``persistence``), written before each answer, replayed on load. lethe does not
+  claim the same records byte for byte (Kafka's order of members and topics
+  inside a batch follows its hash maps).
 * **Mixed groups.** ``group.consumer.migration.policy`` (Kafka's default
   ``bidirectional``) is not served: a non-empty classic group is not upgraded
   (GROUP_ID_NOT_FOUND "Cannot upgrade classic group ... online upgrade is

@@ -24,24 +24,30 @@ others get a new target at their next heartbeat. Epoch -1 leaves the same way;
 -2 (static members) keeps the member and its partitions until its session
 expires or it rejoins.
 
-Decisions (listed with the others in the package docstring): membership is
-kept in memory only, not written to ``__consumer_offsets`` (Kafka's records
-3-8); after a restart members get
-UNKNOWN_MEMBER_ID and rejoin with epoch 0, their committed offsets stay. A
-group with members of the other protocol is not converted
-(``group.consumer.migration.policy`` behaves as ``disabled`` for non-empty
-groups; empty groups are converted both ways, as in Kafka).
+Every change is written to ``__consumer_offsets`` as Kafka's records 3-8
+(``persistence``) before the answer, and read back by :meth:`load`. A group
+with members of the other protocol is not converted (see the package
+docstring).
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
+from lethe_formats.coordinator import (
+    GroupMetadataKey,
+    UnknownRecordTypeError,
+    decode_record,
+    encode_key,
+)
+from lethe_formats.model import Record
 from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.records.builder import RecordSpec
 
 from lethe_reference.cluster.group import codes
 from lethe_reference.cluster.group.consumer.api import (
@@ -64,13 +70,16 @@ from lethe_reference.cluster.group.consumer.member import (
     Partitions,
     reconcile,
 )
+from lethe_reference.cluster.group.consumer.persistence import Loaded, changes, snapshot
 from lethe_reference.cluster.group.deletion import DeletionLogic
+from lethe_reference.cluster.group.group import ClassicGroup
 from lethe_reference.cluster.group.state import GroupState
 
 __all__ = ["ConsumerError", "ConsumerHeartbeatLogic"]
 
 LEAVE = -1
 STATIC_LEAVE = -2
+_log = logging.getLogger("lethe_reference.cluster.group.consumer")
 
 
 class ConsumerError(Exception):
@@ -104,6 +113,28 @@ class ConsumerHeartbeatLogic(DeletionLogic):
             self._consumer_groups = groups
         return groups
 
+    def load(
+        self, partition: int, records: Iterable[Record | tuple[bytes | None, bytes | None]]
+    ) -> None:
+        """Also rebuild the consumer groups of ``partition`` (see ``persistence``)."""
+        records = list(records)
+        super().load(partition, records)
+        loaded = Loaded()
+        for record in records:
+            try:
+                loaded.add(decode_record(record))
+            except UnknownRecordTypeError:
+                continue
+        names = {raw: name for name, raw in self.topic_ids().items()}
+        for group in loaded.groups(names):
+            placeholder = self.groups.get(group.group_id)
+            if placeholder is not None and not placeholder.members:
+                del self.groups[group.group_id]  # made by the classic loader for its offsets
+            self.consumer_groups[group.group_id] = group
+            for member in group.members.values():
+                self._session_timer(group.group_id, member.member_id)
+                self._rebalance_timer(group, member)
+
     def unload(self, partition: int) -> None:
         """Also forget the consumer groups of ``partition`` (their members rejoin elsewhere)."""
         for group_id in [g for g in self.consumer_groups if self.partition_for(g) == partition]:
@@ -114,18 +145,55 @@ class ConsumerHeartbeatLogic(DeletionLogic):
     # -- the request ----------------------------------------------------------------
 
     def consumer_heartbeat(self, request: ConsumerHeartbeat) -> ConsumerHeartbeatResult:
-        """ConsumerGroupHeartbeat: the answer (errors as results, never raised)."""
+        """ConsumerGroupHeartbeat: the answer (errors as results, never raised).
+
+        The group changes in memory, then the difference is written; a refused
+        request or a failed write leaves the group as it was."""
         self._advance()
+        group_id = request.group_id
         try:
-            error = self._precheck(request.group_id) if request.group_id else codes.NONE
+            error = self._precheck(group_id) if group_id else codes.NONE
             if error:
                 raise ConsumerError(error, "")
             self._validate(request)
-            if request.member_epoch in (LEAVE, STATIC_LEAVE):
-                return self._leave(request)
-            return self._heartbeat(request)
         except ConsumerError as refused:
             return ConsumerHeartbeatResult(refused.code, refused.message or None)
+        before, classic = snapshot(self.consumer_groups.get(group_id)), self.groups.get(group_id)
+        try:
+            if request.member_epoch in (LEAVE, STATIC_LEAVE):
+                result = self._leave(request)
+            else:
+                result = self._heartbeat(request)
+        except ConsumerError as refused:
+            self._restore(group_id, before, classic)
+            return ConsumerHeartbeatResult(refused.code, refused.message or None)
+        error = self._persist(group_id, before, classic)
+        if error:
+            self._restore(group_id, before, classic)
+            return ConsumerHeartbeatResult(codes.group_append_error(error))
+        return result
+
+    def _persist(
+        self, group_id: str, before: ConsumerGroup | None, classic: ClassicGroup | None
+    ) -> int:
+        """Write what changed since ``before``; NONE or the append's error code."""
+        records = changes(
+            group_id, before, self.consumer_groups.get(group_id), self.topic_ids(), self.now()
+        )
+        if classic is not None and group_id not in self.groups:  # converted: Kafka's tombstone
+            key = encode_key(GroupMetadataKey(group_id))
+            records.insert(0, RecordSpec(key=key, value=None, timestamp=self.now()))
+        return self._write(group_id, records) if records else codes.NONE
+
+    def _restore(
+        self, group_id: str, before: ConsumerGroup | None, classic: ClassicGroup | None
+    ) -> None:
+        if before is None:
+            self.consumer_groups.pop(group_id, None)
+        else:
+            self.consumer_groups[group_id] = before
+        if classic is not None:
+            self.groups[group_id] = classic
 
     def _validate(self, r: ConsumerHeartbeat) -> None:
         def invalid(message: str) -> ConsumerError:
@@ -393,7 +461,10 @@ class ConsumerHeartbeatLogic(DeletionLogic):
             return
         if epoch is not None and member.member_epoch != epoch:
             return
+        before = snapshot(group)
         self._fence(group, member_id)
+        if self._persist(group_id, before, None):
+            _log.warning("fencing %s of %s was not written", member_id, group_id)
 
     def _cancel_member_timers(self, group_id: str, member_id: str) -> None:
         self.timers.cancel(("consumer-session", group_id, member_id))

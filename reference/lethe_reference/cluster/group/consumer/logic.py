@@ -51,6 +51,7 @@ from lethe_reference.cluster.group.consumer.api import (
     DescribedConsumerMember,
 )
 from lethe_reference.cluster.group.consumer.heartbeat import ConsumerHeartbeatLogic
+from lethe_reference.cluster.group.consumer.persistence import changes
 from lethe_reference.cluster.group.offsets import _fetched
 from lethe_reference.cluster.group.support import Pending
 
@@ -183,13 +184,15 @@ class ConsumerGroupLogic(ConsumerHeartbeatLogic):
         error = self._precheck(group_id)
         if error:
             return error
-        if self.consumer_groups[group_id].members:
+        group = self.consumer_groups[group_id]
+        if group.members:
             return ErrorCode.NON_EMPTY_GROUP
         stored = list(self.offsets.get(group_id, {}))
-        if stored:
-            error = self._write(group_id, [self._offset_tombstone(group_id, tp) for tp in stored])
-            if error:
-                return codes.group_append_error(error)
+        records = [self._offset_tombstone(group_id, tp) for tp in stored]
+        records += changes(group_id, group, None, self.topic_ids(), self.now())
+        error = self._write(group_id, records)
+        if error:
+            return codes.group_append_error(error)
         self.offsets.pop(group_id, None)
         del self.consumer_groups[group_id]
         return codes.NONE
