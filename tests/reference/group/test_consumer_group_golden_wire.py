@@ -24,16 +24,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lethe_formats.coordinator import decode_record
+from lethe_formats.coordinator.classic import OffsetCommitValue
 from lethe_formats.fixtures import fixtures_root
+from lethe_formats.model import RecordBatch
 from lethe_formats.protocol.envelope import decode_request, decode_response
+from lethe_formats.records.scan import read_log
 from lethe_formats.storage.kafka_uuid import KafkaUuid
 from lethe_reference.broker import Broker
 from lethe_reference.clock import ManualClock
 from lethe_reference.cluster.group_runtime import runtime_of
 from lethe_reference.config import BrokerConfig
 from lethe_reference.protocol.loopback import LoopbackClient
+from lethe_reference.storage.log_reads import FetchIsolation, read
 
 RECORDING = fixtures_root() / "golden" / "consumer-groups" / "kafka"
+OFFSETS_LOG = RECORDING / "__consumer_offsets-36"
 FRAMES: list[dict[str, Any]] = [
     json.loads(line) for line in (RECORDING / "frames.jsonl").read_text().splitlines()
 ]
@@ -128,6 +134,34 @@ def test_every_recorded_answer_is_reproduced_byte_for_byte(broker: Broker) -> No
             assert payload == theirs, step
         compared[req["api_key"]] = compared.get(req["api_key"], 0) + 1
     assert compared == {68: 29, 69: 10, 8: 1, 9: 5, 16: 1}  # every exchange but the 11 loading
+
+
+def _records(data: bytes) -> list[tuple[Any, Any]]:
+    """(key, value) of every record, commit timestamps left out (each run's clock)."""
+    out = []
+    for entry in read_log(data):
+        assert isinstance(entry, RecordBatch)
+        for record in entry.records:
+            decoded = decode_record(record)
+            value = decoded.value
+            if isinstance(value, OffsetCommitValue):
+                value = replace(value, commit_timestamp=0)
+            out.append((decoded.key, value))
+    return out
+
+
+def test_the_group_is_stored_with_kafkas_records(broker: Broker) -> None:
+    """After the replay, ``__consumer_offsets`` holds the records Kafka wrote for the
+    same requests (kafka/__consumer_offsets-36, see dump.txt there): member, topic
+    metadata, epochs, target and current assignments, offsets, tombstones."""
+    test_every_recorded_answer_is_reproduced_byte_for_byte(broker)
+    partition = runtime_of(broker).coordinator.partition_for("cg848")
+    log = broker.log("__consumer_offsets", partition)
+    assert log is not None
+    ours = _records(read(log, 0, 1 << 20, isolation=FetchIsolation.LOG_END).records)
+    theirs = _records((OFFSETS_LOG / "00000000000000000000.log").read_bytes())
+    assert len(theirs) == 27
+    assert ours == theirs
 
 
 def test_the_recording_shows_the_revocation_before_the_reassignment() -> None:

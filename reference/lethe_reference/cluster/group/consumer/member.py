@@ -39,9 +39,9 @@ Partitions = Mapping[str, frozenset[int]]
 class MemberState(enum.Enum):
     """Kafka's ``MemberState`` (the value is the int8 of the current-assignment record)."""
 
-    STABLE = 1
-    UNREVOKED_PARTITIONS = 2
-    UNRELEASED_PARTITIONS = 3
+    STABLE = 0
+    UNREVOKED_PARTITIONS = 1
+    UNRELEASED_PARTITIONS = 2
     UNKNOWN = 127
 
 
