@@ -355,3 +355,15 @@ def test_deleting_an_empty_group_writes_its_tombstones(h: Harness) -> None:
     h.batches.clear()
     assert h.coordinator.delete_groups([G]) == {G: E.NONE}
     assert stored(h) == [(6, "", None), (4, "", None), (3, "", None)]
+
+
+def test_offset_delete_refuses_subscribed_topics_only(h: Harness) -> None:
+    join(h, "m1")
+    commits = {("orders", 0): CommitOffset(5), ("audit", 1): CommitOffset(7)}
+    assert set(h.coordinator.commit_offsets(OffsetCommitRequest(G, commits, "m1", 1)).values()) == {
+        E.NONE
+    }
+    result = h.coordinator.delete_offsets(G, [("orders", 0), ("audit", 1)])
+    assert result.error_code == E.NONE
+    assert result.partitions == {("orders", 0): E.GROUP_SUBSCRIBED_TO_TOPIC, ("audit", 1): E.NONE}
+    assert set(h.coordinator.committed(G)) == {("orders", 0)}

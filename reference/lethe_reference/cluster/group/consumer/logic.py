@@ -23,6 +23,8 @@ other id down unchanged:
   current epoch (STALE_MEMBER_EPOCH).
 * OffsetFetch (``validateOffsetFetch``): without member id and epoch accepted;
   otherwise the same member and epoch checks.
+* OffsetDelete: any state; a topic the group subscribes to (by name or through
+  a regex) answers GROUP_SUBSCRIBED_TO_TOPIC, the others are deleted.
 * DeleteGroups: only an Empty consumer group (NON_EMPTY_GROUP otherwise).
 * JoinGroup on a consumer group: an empty one is dropped and the classic group
   created in its place (Kafka converts empty groups both ways); one with
@@ -52,6 +54,7 @@ from lethe_reference.cluster.group.consumer.api import (
 )
 from lethe_reference.cluster.group.consumer.heartbeat import ConsumerHeartbeatLogic
 from lethe_reference.cluster.group.consumer.persistence import changes
+from lethe_reference.cluster.group.deletion import OffsetDeleteResult
 from lethe_reference.cluster.group.offsets import _fetched
 from lethe_reference.cluster.group.support import Pending
 
@@ -171,6 +174,32 @@ class ConsumerGroupLogic(ConsumerHeartbeatLogic):
         stored = self.offsets.get(group_id, {})
         wanted = sorted(stored) if partitions is None else list(partitions)
         return OffsetFetchResult(codes.NONE, {tp: _fetched(stored.get(tp)) for tp in wanted})
+
+    def delete_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition]
+    ) -> OffsetDeleteResult:
+        group = self.consumer_groups.get(group_id)
+        if group is None:
+            return super().delete_offsets(group_id, partitions)
+        self._advance()
+        error = self._precheck(group_id)
+        if error:
+            return OffsetDeleteResult(error)
+        wanted = list(partitions)
+        subscribed = set(group.subscribed_topics(self.topic_partitions()))
+        subscribed.update(t for m in group.members.values() for t in m.subscribed_topic_names)
+        stored = self.offsets.get(group_id, {})
+        answers: dict[TopicPartition, int] = {
+            tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if tp[0] in subscribed else codes.NONE
+            for tp in wanted
+        }
+        gone = [tp for tp in dict.fromkeys(wanted) if tp[0] not in subscribed and tp in stored]
+        if gone:
+            error = self._write(group_id, [self._offset_tombstone(group_id, tp) for tp in gone])
+            if error:
+                return OffsetDeleteResult(codes.group_append_error(error))
+            self._forget(group_id, gone)
+        return OffsetDeleteResult(codes.NONE, answers)
 
     def delete_groups(self, group_ids: Iterable[str]) -> dict[str, int]:
         ids = list(dict.fromkeys(group_ids))
