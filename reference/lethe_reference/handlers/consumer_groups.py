@@ -11,8 +11,12 @@ counts as "owned" (and keeps a rejoin with stale partitions invalid) without
 matching anything.
 
 Authorization first, as ``KafkaApis``: ConsumerGroupHeartbeat needs READ on the
-group (GROUP_AUTHORIZATION_FAILED); ConsumerGroupDescribe needs DESCRIBE per
-group, and ``authorized_operations`` are filled in only when asked.
+group (GROUP_AUTHORIZATION_FAILED) and DESCRIBE on every subscribed topic name
+(TOPIC_AUTHORIZATION_FAILED), both answered with the code alone;
+ConsumerGroupDescribe needs DESCRIBE per group (refused groups first, without a
+message), ``authorized_operations`` only when asked, and with an authorizer a
+group whose assignments name a topic the client may not describe is answered
+TOPIC_AUTHORIZATION_FAILED without members.
 
 Responses: partitions ascending, topics by name, members in join order (Kafka
 iterates hash maps there). The heartbeat interval comes from
@@ -46,7 +50,7 @@ from lethe_reference.cluster.group.consumer import (
 )
 from lethe_reference.cluster.group_runtime import client_host, runtime_of
 from lethe_reference.handlers import group_access as access
-from lethe_reference.handlers.authz import authorize, authorized_operations
+from lethe_reference.handlers.authz import authorize, authorized_operations, authorizer_of
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 
@@ -56,6 +60,7 @@ if TYPE_CHECKING:
 __all__: list[str] = []
 
 Partitions = Mapping[str, frozenset[int]]
+_HIDDEN = "The group has described topic(s) that the client is not authorized to describe."
 
 
 def _unknown_topic(topic_id: uuid.UUID) -> str:
@@ -105,7 +110,8 @@ def _heartbeat_response(
 def _heartbeat_error(
     request: ConsumerGroupHeartbeatRequest, code: ErrorCode, message: str | None
 ) -> ConsumerGroupHeartbeatResponse:
-    return ConsumerGroupHeartbeatResponse(error_code=code, error_message=message)
+    """``ConsumerGroupHeartbeatRequest.getErrorResponse``: the code alone."""
+    return ConsumerGroupHeartbeatResponse(error_code=code)
 
 
 @handles(ApiKey.CONSUMER_GROUP_HEARTBEAT, error_response=_heartbeat_error)
@@ -114,6 +120,9 @@ def handle_consumer_group_heartbeat(
 ) -> ConsumerGroupHeartbeatResponse:
     if not access.may_read_group(broker, ctx, request.group_id):
         return _heartbeat_error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    names = request.subscribed_topic_names or ()
+    if not all(_describable(broker, ctx, name) for name in names):
+        return _heartbeat_error(request, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
     runtime = runtime_of(broker)
     result = runtime.coordinator.consumer_heartbeat(
         ConsumerHeartbeat(
@@ -149,17 +158,21 @@ def _assignment(broker: Broker, parts: Partitions) -> cgd.MemberAssignment:
     )
 
 
+def _failed(group_id: str, code: int, message: str | None) -> cgd.DescribedConsumerGroup:
+    return cgd.DescribedConsumerGroup(
+        error_code=code,
+        error_message=message,
+        group_id=group_id,
+        group_state="",
+        group_epoch=0,
+        assignment_epoch=0,
+        assignor_name="",
+    )
+
+
 def _described(broker: Broker, found: DescribedConsumerGroup) -> cgd.DescribedConsumerGroup:
     if found.error_code:
-        return cgd.DescribedConsumerGroup(
-            error_code=found.error_code,
-            error_message=found.error_message,
-            group_id=found.group_id,
-            group_state="",
-            group_epoch=0,
-            assignment_epoch=0,
-            assignor_name="",
-        )
+        return _failed(found.group_id, found.error_code, found.error_message)
     members = tuple(
         cgd.DescribedConsumerGroupMember(
             member_id=m.member_id,
@@ -191,18 +204,7 @@ def _describe_error(
     request: cgd.ConsumerGroupDescribeRequest, code: ErrorCode, message: str | None
 ) -> cgd.ConsumerGroupDescribeResponse:
     return cgd.ConsumerGroupDescribeResponse(
-        groups=tuple(
-            cgd.DescribedConsumerGroup(
-                error_code=code,
-                error_message=message,
-                group_id=group_id,
-                group_state="",
-                group_epoch=0,
-                assignment_epoch=0,
-                assignor_name="",
-            )
-            for group_id in request.group_ids
-        )
+        groups=tuple(_failed(group_id, code, message) for group_id in request.group_ids)
     )
 
 
@@ -211,15 +213,44 @@ def handle_consumer_group_describe(
     broker: Broker, ctx: RequestContext, request: cgd.ConsumerGroupDescribeRequest
 ) -> cgd.ConsumerGroupDescribeResponse:
     coordinator = runtime_of(broker).coordinator
-    groups = []
+    refused, groups = [], []
     for group_id in request.group_ids:
         if not authorize(broker, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-            code = ErrorCode.GROUP_AUTHORIZATION_FAILED
-            groups.append(_describe_error(request, code, code.message).groups[0])
+            refused.append(_failed(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED, None))
             continue
         entry = _described(broker, coordinator.describe_consumer_group(group_id))
         if request.include_authorized_operations and not entry.error_code:
             ops = authorized_operations(broker, ctx, ResourceType.GROUP, group_id)
             entry = replace(entry, authorized_operations=ops)
-        groups.append(entry)
-    return cgd.ConsumerGroupDescribeResponse(groups=tuple(groups))
+        groups.append(_hide_topics(broker, ctx, entry))
+    return cgd.ConsumerGroupDescribeResponse(groups=tuple(refused + groups))
+
+
+def _describable(broker: Broker, ctx: RequestContext, topic: str) -> bool:
+    return authorize(broker, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)
+
+
+def _hide_topics(
+    broker: Broker, ctx: RequestContext, entry: cgd.DescribedConsumerGroup
+) -> cgd.DescribedConsumerGroup:
+    """A group whose assignments name a topic the client may not describe is answered
+    TOPIC_AUTHORIZATION_FAILED without members (only when an authorizer is set)."""
+    if authorizer_of(broker) is None:
+        return entry
+    topics = {
+        tp.topic_name
+        for member in entry.members
+        for assignment in (member.assignment, member.target_assignment)
+        for tp in assignment.topic_partitions
+    }
+    if all(_describable(broker, ctx, topic) for topic in topics):
+        return entry
+    return cgd.DescribedConsumerGroup(
+        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        error_message=_HIDDEN,
+        group_id=entry.group_id,
+        group_state="",
+        group_epoch=0,
+        assignment_epoch=0,
+        assignor_name="",
+    )

@@ -12,9 +12,9 @@ other id down unchanged:
   their current and target assignments; GROUP_ID_NOT_FOUND "Group <id> not
   found." for an unknown id and "Group <id> is not a consumer group." for a
   classic one.
-* DescribeGroups of a consumer group: as for an unknown classic group (Dead, or
-  GROUP_ID_NOT_FOUND "Group <id> is not a classic group." from v6), which is
-  what makes Kafka's admin client use ConsumerGroupDescribe for it.
+* DescribeGroups of a consumer group: as for an unknown classic group (Dead, and
+  from v6 GROUP_ID_NOT_FOUND "Group <id> is not a classic group."), as a real
+  Kafka 4.0.0 answered.
 * ListGroups: consumer groups have protocol type "consumer", type "consumer"
   and their state; both filters apply.
 * OffsetCommit (``ConsumerGroup.validateOffsetCommit``): epoch -1 on an empty
@@ -111,7 +111,9 @@ class ConsumerGroupLogic(ConsumerHeartbeatLogic):
 
     def describe_group(self, group_id: str) -> DescribedGroup:
         if group_id in self.consumer_groups and not self._not_coordinator(group_id):
-            return DescribedGroup(group_id, exists=False)
+            return DescribedGroup(
+                group_id, missing_message=f"Group {group_id} is not a classic group."
+            )
         return super().describe_group(group_id)
 
     def list_groups(
@@ -185,21 +187,9 @@ class ConsumerGroupLogic(ConsumerHeartbeatLogic):
         error = self._precheck(group_id)
         if error:
             return OffsetDeleteResult(error)
-        wanted = list(partitions)
         subscribed = set(group.subscribed_topics(self.topic_partitions()))
         subscribed.update(t for m in group.members.values() for t in m.subscribed_topic_names)
-        stored = self.offsets.get(group_id, {})
-        answers: dict[TopicPartition, int] = {
-            tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if tp[0] in subscribed else codes.NONE
-            for tp in wanted
-        }
-        gone = [tp for tp in dict.fromkeys(wanted) if tp[0] not in subscribed and tp in stored]
-        if gone:
-            error = self._write(group_id, [self._offset_tombstone(group_id, tp) for tp in gone])
-            if error:
-                return OffsetDeleteResult(codes.group_append_error(error))
-            self._forget(group_id, gone)
-        return OffsetDeleteResult(codes.NONE, answers)
+        return self._delete_unsubscribed(group_id, list(partitions), subscribed)
 
     def delete_groups(self, group_ids: Iterable[str]) -> dict[str, int]:
         ids = list(dict.fromkeys(group_ids))
