@@ -39,7 +39,7 @@ from lethe_reference.protocol.loopback import LoopbackClient
 from lethe_reference.storage.log_reads import FetchIsolation, read
 
 RECORDING = fixtures_root() / "golden" / "consumer-groups" / "kafka"
-OFFSETS_LOG = RECORDING / "__consumer_offsets-36"
+OFFSETS_SEGMENT = RECORDING / "consumer-offsets-36.segment"
 FRAMES: list[dict[str, Any]] = [
     json.loads(line) for line in (RECORDING / "frames.jsonl").read_text().splitlines()
 ]
@@ -152,14 +152,14 @@ def _records(data: bytes) -> list[tuple[Any, Any]]:
 
 def test_the_group_is_stored_with_kafkas_records(broker: Broker) -> None:
     """After the replay, ``__consumer_offsets`` holds the records Kafka wrote for the
-    same requests (kafka/__consumer_offsets-36, see dump.txt there): member, topic
+    same requests (kafka/consumer-offsets-36.segment, see its .dump.txt): member, topic
     metadata, epochs, target and current assignments, offsets, tombstones."""
     test_every_recorded_answer_is_reproduced_byte_for_byte(broker)
     partition = runtime_of(broker).coordinator.partition_for("cg848")
     log = broker.log("__consumer_offsets", partition)
     assert log is not None
     ours = _records(read(log, 0, 1 << 20, isolation=FetchIsolation.LOG_END).records)
-    theirs = _records((OFFSETS_LOG / "00000000000000000000.log").read_bytes())
+    theirs = _records(OFFSETS_SEGMENT.read_bytes())
     assert len(theirs) == 27
     assert ours == theirs
 

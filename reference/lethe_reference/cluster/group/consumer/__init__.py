@@ -24,8 +24,6 @@ the KIP profiles only, so they are recorded here):
   stands in for RE2J, matching whole names, resolved at each heartbeat rather
   than by Kafka's asynchronous refresh (so a new matching topic is seen at the
   next heartbeat, not after Kafka's refresh interval).
-* **Authorization of topics** (TOPIC_AUTHORIZATION_FAILED for subscribed topics
-  the member may not describe) is not checked; the group ACLs are.
 * **Rack-aware assignment**: rack ids are kept and described, not used (Kafka
   4.0's uniform assignor does not use them either for the homogeneous case).
 * **Heterogeneous uniform assignment** (members with different subscriptions)
