@@ -245,12 +245,4 @@ def _hide_topics(
     }
     if all(_describable(broker, ctx, topic) for topic in topics):
         return entry
-    return cgd.DescribedConsumerGroup(
-        error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-        error_message=_HIDDEN,
-        group_id=entry.group_id,
-        group_state="",
-        group_epoch=0,
-        assignment_epoch=0,
-        assignor_name="",
-    )
+    return _failed(entry.group_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, _HIDDEN)
