@@ -112,3 +112,29 @@ def test_two_members_split_the_partitions_and_one_takes_over(bootstrap: str, top
             )
             assert owned(first) | owned(second) == set(range(PARTITIONS))
         poll_until([first], lambda: owned(first) == set(range(PARTITIONS)), "first takes over")
+
+
+def test_a_regex_subscription_gets_the_matching_topics(bootstrap: str, topic: str) -> None:
+    """librdkafka sends a ``^``-pattern as SubscribedTopicRegex (v1); the coordinator
+    resolves it against the topics (whole names) and assigns what matches."""
+    admin = admin_client(bootstrap)
+    for name, partitions in ((f"{topic}-a", 2), (f"{topic}-b", 1), (f"x{topic}", 1)):
+        create(admin, name, partitions, {})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"{topic}-g",
+            "group.protocol": "consumer",
+            "socket.timeout.ms": 10000,
+        }
+    )
+    consumer.subscribe([f"^{topic}-.*"])
+    try:
+        wanted = {(f"{topic}-a", 0), (f"{topic}-a", 1), (f"{topic}-b", 0)}
+        poll_until(
+            [consumer],
+            lambda: {(tp.topic, tp.partition) for tp in consumer.assignment()} == wanted,
+            "the regex's topics assigned",
+        )
+    finally:
+        consumer.close()
