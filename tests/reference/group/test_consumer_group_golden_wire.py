@@ -1,4 +1,4 @@
-"""A KIP-848 consumer group replayed from Kafka 4.0.0's wire (fixtures/golden/consumer-groups).
+"""A KIP-848 consumer group replayed from Kafka 4.0.0's wire (fixtures/golden/consumer-protocol-groups).
 
 Two librdkafka members (``group.protocol=consumer``) and ``kafka-consumer-groups.sh``
 talked to a real Kafka 4.0.0; the recording holds every ConsumerGroupHeartbeat,
@@ -38,7 +38,7 @@ from lethe_reference.config import BrokerConfig
 from lethe_reference.protocol.loopback import LoopbackClient
 from lethe_reference.storage.log_reads import FetchIsolation, read
 
-RECORDING = fixtures_root() / "golden" / "consumer-groups" / "kafka"
+RECORDING = fixtures_root() / "golden" / "consumer-protocol-groups" / "kafka"
 OFFSETS_SEGMENT = RECORDING / "consumer-offsets-36.segment"
 FRAMES: list[dict[str, Any]] = [
     json.loads(line) for line in (RECORDING / "frames.jsonl").read_text().splitlines()
