@@ -69,6 +69,7 @@ from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP, KEY
 from lethe_formats.records.scan import read_log
 
 from lethe_reference.cluster.group import AppendError, GroupConfig, GroupCoordinator, Pending
+from lethe_reference.cluster.group.consumer import ASSIGNORS, ConsumerConfig
 from lethe_reference.cluster.membership import leader_epoch
 from lethe_reference.config import BrokerConfig
 from lethe_reference.handlers.partition_ops.common import complete_delayed
@@ -89,6 +90,7 @@ __all__ = [
     "GroupRuntime",
     "PendingReply",
     "client_host",
+    "consumer_config",
     "group_config",
     "runtime_of",
     "shutdown",
@@ -120,6 +122,21 @@ def group_config(config: BrokerConfig) -> GroupConfig:
     )
 
 
+def consumer_config(config: BrokerConfig) -> ConsumerConfig:
+    """Consumer-group settings (``group.consumer.*``); an assignor may be named by
+    its short name or its class name, as in Kafka."""
+    assignors = tuple(
+        name.rsplit(".", 1)[-1].removesuffix("Assignor").lower()
+        for name in config.get_list("group.consumer.assignors")
+    )
+    return ConsumerConfig(
+        heartbeat_interval_ms=config.get_int("group.consumer.heartbeat.interval.ms"),
+        session_timeout_ms=config.get_int("group.consumer.session.timeout.ms"),
+        assignors=tuple(a for a in assignors if a in ASSIGNORS) or ConsumerConfig().assignors,
+        max_size=config.get_int("group.consumer.max.size"),
+    )
+
+
 class PendingReply(Deferred[R], Generic[T, R]):
     """A response built from a coordinator result that is not known yet."""
 
@@ -145,7 +162,17 @@ class GroupRuntime:
         self.broker = broker
         self.config = group_config(broker.config)
         self.coordinator = GroupCoordinator(broker.clock, self._append, self.config)
+        self.coordinator.consumer_config = consumer_config(broker.config)
+        self.coordinator.topic_partitions = self._topic_partitions
+        self.coordinator.topic_ids = self._topic_ids
         broker.group_coordinator = self.coordinator
+
+    def _topic_partitions(self) -> dict[str, int]:
+        """Every topic and its partition count (what consumer groups subscribe to)."""
+        return {info.name: info.partitions for info in self.broker.metadata}
+
+    def _topic_ids(self) -> dict[str, bytes]:
+        return {info.name: info.topic_id.raw for info in self.broker.metadata}
 
     # -- the offsets topic --------------------------------------------------------------
 

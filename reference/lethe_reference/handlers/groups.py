@@ -43,8 +43,9 @@ Version mapping (``JoinGroupResponse``, ``LeaveGroupResponse``, ...):
 * LeaveGroup v0-2 name one member and get one error code (the group's, else the
   member's); v3+ answer per member. An unknown group answers every member
   UNKNOWN_MEMBER_ID with top-level NONE.
-* DescribeGroups: an unknown group is "Dead" with no members, but
-  GROUP_ID_NOT_FOUND "Group <id> not found." in v6; authorized operations (v3+,
+* DescribeGroups: an unknown group is "Dead" with no members, and from v6
+  GROUP_ID_NOT_FOUND "Group <id> not found." (a consumer group: "Group <id> is
+  not a classic group."), still "Dead" (a real Kafka 4.0.0 answered so); authorized operations (v3+,
   when asked) are the group operations READ, DELETE, DESCRIBE (328). Groups are
   answered in request order (Kafka orders them by ``__consumer_offsets``
   partition, in Java hash order).
@@ -361,9 +362,9 @@ def _described(found: DescribedGroup, version: int) -> dg.DescribedGroup:
     if not found.exists and version >= 6:
         return dg.DescribedGroup(
             error_code=ErrorCode.GROUP_ID_NOT_FOUND,
-            error_message=f"Group {group_id} not found.",
+            error_message=found.missing_message or f"Group {group_id} not found.",
             group_id=group_id,
-            group_state="",
+            group_state="Dead",
             protocol_type="",
             protocol_data="",
         )

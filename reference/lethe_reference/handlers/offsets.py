@@ -197,16 +197,18 @@ def _fetch_group(
     ctx: RequestContext,
     group_id: str,
     topics: tuple[OffsetFetchRequestTopic, ...] | None,
+    member: tuple[str | None, int] = (None, -1),
 ) -> OffsetFetchResponseGroup:
-    """One group's answer, authorization first (module docstring)."""
+    """One group's answer, authorization first (module docstring); ``member`` is
+    the v9+ (member id, member epoch) a consumer-group member is checked by."""
     if not authorize(broker, ctx, AclOperation.READ, ResourceType.GROUP, group_id):
         return OffsetFetchResponseGroup(group_id, (), ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if topics is None:
-        answer = _coordinator_fetch(broker, group_id, None)
+        answer = _coordinator_fetch(broker, group_id, None, member)
         kept = tuple(t for t in answer.topics if _describable(broker, ctx, t.name))
         return replace(answer, topics=kept)
     allowed = [t for t in topics if _describable(broker, ctx, t.name)]
-    answer = _coordinator_fetch(broker, group_id, tuple(allowed))
+    answer = _coordinator_fetch(broker, group_id, tuple(allowed), member)
     if answer.error_code or len(allowed) == len(topics):
         return answer
     refused = tuple(
@@ -232,11 +234,14 @@ def _refused(partition: int) -> OffsetFetchResponsePartition:
 
 
 def _coordinator_fetch(
-    broker: Broker, group_id: str, topics: tuple[OffsetFetchRequestTopic, ...] | None
+    broker: Broker,
+    group_id: str,
+    topics: tuple[OffsetFetchRequestTopic, ...] | None,
+    member: tuple[str | None, int],
 ) -> OffsetFetchResponseGroup:
     coordinator = runtime_of(broker).coordinator
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
-    result = coordinator.fetch_offsets(group_id, wanted)
+    result = coordinator.fetch_offsets(group_id, wanted, *member)
     if result.error_code:
         return OffsetFetchResponseGroup(group_id=group_id, error_code=result.error_code)
     answered = (
@@ -273,9 +278,9 @@ def handle_offset_fetch(
     """Answer an OffsetFetch request (module docstring)."""
     version = ctx.api_version
     if version >= 8:
-        asked = [(g.group_id, g.topics) for g in request.groups]
+        asked = [(g.group_id, g.topics, (g.member_id, g.member_epoch)) for g in request.groups]
     else:
-        asked = [(request.group_id, request.topics)]
-    groups = [_fetch_group(broker, ctx, group_id, topics) for group_id, topics in asked]
+        asked = [(request.group_id, request.topics, (None, -1))]
+    groups = [_fetch_group(broker, ctx, *entry) for entry in asked]
     runtime_of(broker).rearm()
     return _fetch_response(groups, version)

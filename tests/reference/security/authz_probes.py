@@ -31,6 +31,8 @@ from authz_table import (
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.messages import (
     api_versions,
+    consumer_group_describe,
+    consumer_group_heartbeat,
     delete_groups,
     describe_cluster,
     describe_groups,
@@ -281,6 +283,36 @@ PROBES: tuple[Probe, ...] = (
         lambda _: list_groups.ListGroupsRequest(),
         c.groups_listed,
         same((0, [])),
+    ),
+    Probe(
+        "consumer group heartbeat",
+        ApiKey.CONSUMER_GROUP_HEARTBEAT,
+        1,
+        "handleConsumerGroupHeartbeat: READ on the group, the code alone (getErrorResponse)",
+        lambda _: consumer_group_heartbeat.ConsumerGroupHeartbeatRequest(
+            group_id=GROUP,
+            member_id="m",
+            member_epoch=0,
+            rebalance_timeout_ms=30000,
+            subscribed_topic_names=(TOPIC,),
+            topic_partitions=(),
+        ),
+        lambda r, _: (r.error_code, r.error_message, r.member_id, r.member_epoch),
+        same((GAF, None, None, 0)),
+    ),
+    Probe(
+        "consumer group describe",
+        ApiKey.CONSUMER_GROUP_DESCRIBE,
+        1,
+        "handleConsumerGroupDescribe: DESCRIBE on each group (30, no message, operations omitted)",
+        lambda _: consumer_group_describe.ConsumerGroupDescribeRequest(
+            group_ids=(GROUP, OTHER_GROUP), include_authorized_operations=True
+        ),
+        lambda r, _: [
+            (g.group_id, g.error_code, g.error_message, g.group_state, g.authorized_operations)
+            for g in r.groups
+        ],
+        same([(GROUP, GAF, None, "", OMITTED), (OTHER_GROUP, GAF, None, "", OMITTED)]),
     ),
     Probe(
         "sasl handshake",

@@ -178,6 +178,8 @@ class DescribedGroup:
     members: tuple[DescribedMember, ...] = ()
     #: False for a group this coordinator does not know (Kafka reports it Dead)
     exists: bool = False
+    #: why it is not found, when not simply unknown (a consumer group is "not a classic group")
+    missing_message: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The classic-protocol group coordinator: one object, sans-IO.
+"""The group coordinator (classic and KIP-848 consumer groups): one object, sans-IO.
 
 Theory of operation
 -------------------
@@ -11,7 +11,8 @@ adding one concern to the same state::
           OffsetLogic   OffsetCommit, OffsetFetch
             DeletionLogic OffsetDelete, DeleteGroups
               CleanupLogic  the periodic expiration job (offsets, Empty groups)
-                GroupCoordinator
+                ConsumerGroupLogic  KIP-848 consumer groups (``consumer/``)
+                  GroupCoordinator
 
 Building one::
 
@@ -29,10 +30,10 @@ the reply is known. Nothing here touches a socket or a thread.
 
 from __future__ import annotations
 
-from lethe_reference.cluster.group.cleanup import CleanupLogic
+from lethe_reference.cluster.group.consumer.logic import ConsumerGroupLogic
 
 __all__ = ["GroupCoordinator"]
 
 
-class GroupCoordinator(CleanupLogic):
+class GroupCoordinator(ConsumerGroupLogic):
     """Kafka 4.0's classic group coordinator (see the module docstring)."""

@@ -36,7 +36,7 @@ stops returning it (catalog KIP68-MCO-4).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from lethe_formats.coordinator import GroupMetadataKey, OffsetCommitKey, encode_key
@@ -103,8 +103,12 @@ class DeletionLogic(OffsetLogic):
         error = self._precheck(group_id) or self._check_offset_delete(self.groups.get(group_id))
         if error:
             return OffsetDeleteResult(error)
-        group = self.groups[group_id]
-        subscribed = subscribed_topics(group)
+        return self._delete_unsubscribed(group_id, wanted, subscribed_topics(self.groups[group_id]))
+
+    def _delete_unsubscribed(
+        self, group_id: str, wanted: list[TopicPartition], subscribed: Collection[str]
+    ) -> OffsetDeleteResult:
+        """Tombstone the stored offsets of ``wanted`` outside ``subscribed``."""
         stored = self.offsets.get(group_id, {})
         answers: dict[TopicPartition, int] = {
             tp: GROUP_SUBSCRIBED_TO_TOPIC if tp[0] in subscribed else codes.NONE for tp in wanted
