@@ -60,7 +60,12 @@ from lethe_reference.server.held_ports import HeldPorts
 __all__ = ["BrokerServer"]
 
 _log = logging.getLogger("lethe_reference.server")
-_READ_SIZE = 65536
+#: At most this much is taken from a connection's stream buffer per turn: a 1 MB
+#: produce request then costs a few turns of the pump, not sixteen.
+_READ_SIZE = 1024 * 1024
+#: The stream reader buffers up to about twice this before it stops reading the socket
+#: (asyncio's default is 64 KiB; the transport receives up to 256 KiB at a time).
+_STREAM_LIMIT = 256 * 1024
 _DRAIN_ON_STOP_S = 2.0
 
 
@@ -138,8 +143,10 @@ class BrokerServer:
 
     async def _listen(self, accept: Any, host: str, port: int) -> asyncio.Server:
         if self._held is None:
-            return await asyncio.start_server(accept, host, port)
-        return await asyncio.start_server(accept, sock=self._held.listener(host, port))
+            return await asyncio.start_server(accept, host, port, limit=_STREAM_LIMIT)
+        return await asyncio.start_server(
+            accept, sock=self._held.listener(host, port), limit=_STREAM_LIMIT
+        )
 
     def poke(self) -> None:
         """Wake the timer: due times may have changed; and the waiting connections:
