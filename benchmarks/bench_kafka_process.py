@@ -40,9 +40,11 @@ __all__ = [
     "KafkaBroker",
     "ToolRun",
     "consumer_perf",
+    "consumer_summary",
     "free_port",
     "kafka_version",
     "producer_perf",
+    "producer_summary",
 ]
 
 #: Applied to both brokers. Kafka 4.0.0's server.properties does not set the delay (so
@@ -57,7 +59,12 @@ _PRODUCER_LINE = re.compile(
 
 
 def free_port(lo: int, hi: int) -> int:
-    """A port in ``[lo, hi)`` nothing listens on (the caller's own port range)."""
+    """A port in ``[lo, hi)`` nothing listens on (the caller's own port range); with
+    ``lo`` 0 one the kernel picks."""
+    if lo == 0:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            return int(probe.getsockname()[1])
     for port in range(lo, hi):
         with socket.socket() as probe:
             try:
@@ -195,19 +202,42 @@ def _run_tool(command: Sequence[str]) -> str:
     return done.stdout
 
 
+def producer_summary(output: str, records: int) -> dict[str, float]:
+    """The figures of the tool's last line (``N records sent, R records/sec (M MB/sec),
+    L ms avg latency, ...``); BenchError unless it sent ``records``."""
+    found = _PRODUCER_LINE.findall(output)
+    if not found or int(found[-1][0]) != records:
+        raise BenchError(f"producer perf test: no summary for {records} records")
+    _sent, rate, mb, latency = found[-1]
+    return {"records_per_s": float(rate), "mb_per_s": float(mb), "avg_latency_ms": float(latency)}
+
+
+def consumer_summary(output: str, records: int) -> dict[str, float]:
+    """The figures of the tool's summary line (after its header: start.time, end.time,
+    data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms,
+    fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec); BenchError unless ``records`` were read."""
+    lines = [line for line in output.splitlines() if line.count(",") == 9]
+    if len(lines) < 2:
+        raise BenchError("consumer perf test: no summary line")
+    fields = [field.strip() for field in lines[-1].split(",")]
+    consumed = int(fields[4])
+    if consumed < records:
+        raise BenchError(f"consumer perf test: {consumed}/{records} records")
+    return {
+        "mb_per_s": float(fields[3]),
+        "records_per_s": float(fields[5]),
+        "rebalance_ms": float(fields[6]),
+        "fetch_ms": float(fields[7]),
+        "fetch_mb_per_s": float(fields[8]),
+    }
+
+
 def producer_perf(home: Path, bootstrap: str, topic: str, records: int, size: int) -> ToolRun:
     """``kafka-producer-perf-test.sh --throughput -1`` with the producer's defaults."""
     command = [str(home / "bin" / "kafka-producer-perf-test.sh"), "--topic", topic]
     command += ["--num-records", str(records), "--record-size", str(size), "--throughput", "-1"]
     command += ["--producer-props", f"bootstrap.servers={bootstrap}"]
-    found = _PRODUCER_LINE.findall(_run_tool(command))
-    if not found or int(found[-1][0]) != records:
-        raise BenchError(f"producer perf test on {bootstrap}: no summary for {records} records")
-    _sent, rate, mb, latency = found[-1]
-    return ToolRun(
-        {"records_per_s": float(rate), "mb_per_s": float(mb), "avg_latency_ms": float(latency)},
-        command,
-    )
+    return ToolRun(producer_summary(_run_tool(command), records), command)
 
 
 def consumer_perf(home: Path, bootstrap: str, topic: str, records: int, group: str) -> ToolRun:
@@ -215,20 +245,4 @@ def consumer_perf(home: Path, bootstrap: str, topic: str, records: int, group: s
     command = [str(home / "bin" / "kafka-consumer-perf-test.sh"), "--bootstrap-server"]
     command += [bootstrap, "--topic", topic, "--messages", str(records), "--group", group]
     command += ["--timeout", "60000"]
-    lines = [line for line in _run_tool(command).splitlines() if line.count(",") == 9]
-    if len(lines) < 2:
-        raise BenchError(f"consumer perf test on {bootstrap}: no summary line")
-    fields = [field.strip() for field in lines[-1].split(",")]
-    consumed = int(fields[4])
-    if consumed < records:
-        raise BenchError(f"consumer perf test on {bootstrap}: {consumed}/{records} records")
-    return ToolRun(
-        {
-            "mb_per_s": float(fields[3]),
-            "records_per_s": float(fields[5]),
-            "rebalance_ms": float(fields[6]),
-            "fetch_ms": float(fields[7]),
-            "fetch_mb_per_s": float(fields[8]),
-        },
-        command,
-    )
+    return ToolRun(consumer_summary(_run_tool(command), records), command)

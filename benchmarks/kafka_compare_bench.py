@@ -86,7 +86,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     add("--pairs", type=int, default=5, help="runs of every workload on each broker")
     add("--records", type=int, default=200_000, help="records per produce run")
     add("--value-size", type=int, default=1024, help="bytes per record value")
-    add("--ports", default="36100-36200", help="port range for both brokers")
+    add("--ports", default="0", help="LO-HI: port range for both brokers (0: any free port)")
     add("--out", type=Path, default=HERE / "results", help="results directory")
     add("--name", default="kafka_compare", help="results file name (without suffix)")
     add("--work-dir", type=Path, default=None, help="parent of the temporary log dirs")
@@ -225,6 +225,7 @@ def _versions(kafka_home: Path | None) -> dict[str, str]:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     lo, _, hi = args.ports.partition("-")
+    hi = hi or "0"
     with tempfile.TemporaryDirectory(prefix="lethe-compare-", dir=args.work_dir) as tmp:
         work = Path(tmp)
         overrides = [f"{key}={value}" for key, value in SHARED_OVERRIDES.items()]
@@ -234,8 +235,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         )
         kafka: KafkaBroker | None = None
         if args.kafka_home is not None:
-            port = free_port(lethe_port + 1, int(hi))
-            kafka = KafkaBroker(args.kafka_home, work / "kafka", port, free_port(port + 1, int(hi)))
+            port = free_port(lethe_port + 1 if int(lo) else 0, int(hi))
+            controller = free_port(port + 1 if int(lo) else 0, int(hi))
+            kafka = KafkaBroker(args.kafka_home, work / "kafka", port, controller)
         started: list[Any] = []
         try:
             started.append(lethe.start())
