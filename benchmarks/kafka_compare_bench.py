@@ -69,6 +69,8 @@ HERE = Path(__file__).resolve().parent
 MB = 1_000_000
 WARMUP = ("bench-warmup", 100)
 _CREATE_ATTEMPTS = 3
+#: Environment variables that change what runs (the Kafka distribution; which lethe sources).
+_ENV = ("LETHE_KAFKA_HOME", "PYTHONPATH")
 #: (workload, figure key, what it is), in report order.
 FIGURES = [
     ("tool_produce", "mb_per_s", "kafka-producer-perf-test MB/s"),
@@ -223,6 +225,12 @@ def _versions(kafka_home: Path | None) -> dict[str, str]:
     return versions
 
 
+def _command() -> str:
+    """This run's command line, with the environment that chose what ran."""
+    env = [f"{name}={os.environ[name]}" for name in _ENV if os.environ.get(name)]
+    return shlex.join([*env, Path(sys.executable).name, *sys.argv])
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     lo, _, hi = args.ports.partition("-")
     hi = hi or "0"
@@ -258,7 +266,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     brokers = [side.name for side in sides]
     return {
         "started": started_at,
-        "command": shlex.join([Path(sys.executable).name, *sys.argv]),
+        "command": _command(),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "load_before": load_before,
         "load_after": load_after,

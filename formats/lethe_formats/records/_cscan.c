@@ -329,22 +329,43 @@ error:
     return NULL;
 }
 
+/* The section must end with its last record. */
+static int all_used(const Section *s, Py_ssize_t pos, Py_ssize_t count) {
+    if (pos == s->size)
+        return 0;
+    return fail("invalid",
+                PyUnicode_FromFormat("%zd bytes remain after the last of %zd records",
+                                     s->size - pos, count),
+                pos, "records");
+}
+
+/* The (buffer, start, end, count) arguments as a Section of buffer[start:end]. */
+static int section_args(PyObject *args, const char *format, const char *name, Py_buffer *view,
+                        Section *s, Py_ssize_t *count) {
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, format, view, &start, &end, count))
+        return -1;
+    if (start < 0 || end < start || end > view->len || *count < 0) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s: bad start, end or count", name);
+        return -1;
+    }
+    s->buf = (const uint8_t *)view->buf + start;
+    s->size = end - start;
+    return 0;
+}
+
 static PyObject *decode_section(PyObject *self, PyObject *args) {
     Py_buffer view;
-    Py_ssize_t start, end, count, pos = 0, filled = 0;
+    Py_ssize_t count, pos = 0, filled = 0;
+    Section s;
     (void)self;
     if (record_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_cscan.init() was not called");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "y*nnn:decode_section", &view, &start, &end, &count))
+    if (section_args(args, "y*nnn:decode_section", "decode_section", &view, &s, &count) < 0)
         return NULL;
-    if (start < 0 || end < start || end > view.len || count < 0) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "decode_section: bad start, end or count");
-        return NULL;
-    }
-    Section s = {(const uint8_t *)view.buf + start, end - start};
     Py_ssize_t room = s.size / MIN_RECORD_SIZE;
     PyObject *records = PyTuple_New(count < room ? count : room);
     if (records == NULL)
@@ -355,13 +376,8 @@ static PyObject *decode_section(PyObject *self, PyObject *args) {
             goto error;
         PyTuple_SET_ITEM(records, filled, rec);
     }
-    if (pos != s.size) {
-        fail("invalid",
-             PyUnicode_FromFormat("%zd bytes remain after the last of %zd records", s.size - pos,
-                                  count),
-             pos, "records");
+    if (all_used(&s, pos, count) < 0)
         goto error;
-    }
     PyBuffer_Release(&view);
     return records;
 error:
@@ -375,18 +391,13 @@ error:
  * errors, without building a Record (what a broker's validator needs of each record). */
 static PyObject *section_stats(PyObject *self, PyObject *args) {
     Py_buffer view;
-    Py_ssize_t start, end, count, pos = 0, index = 0, null_keys = 0;
+    Py_ssize_t count, pos = 0, index = 0, null_keys = 0;
     int64_t lo = 0, hi = 0;
     int in_order = 1;
+    Section s;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*nnn:section_stats", &view, &start, &end, &count))
+    if (section_args(args, "y*nnn:section_stats", "section_stats", &view, &s, &count) < 0)
         return NULL;
-    if (start < 0 || end < start || end > view.len || count < 0) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "section_stats: bad start, end or count");
-        return NULL;
-    }
-    Section s = {(const uint8_t *)view.buf + start, end - start};
     for (; index < count; index++) {
         Fields r = {0, 0, 0, 0, NULL, NULL, NULL};
         if (parse_record(&s, &pos, index, 0, &r) < 0)
@@ -398,13 +409,8 @@ static PyObject *section_stats(PyObject *self, PyObject *args) {
         null_keys += r.key_null;
         in_order &= r.off_delta == (int64_t)index;
     }
-    if (pos != s.size) {
-        fail("invalid",
-             PyUnicode_FromFormat("%zd bytes remain after the last of %zd records", s.size - pos,
-                                  count),
-             pos, "records");
+    if (all_used(&s, pos, count) < 0)
         goto error;
-    }
     PyBuffer_Release(&view);
     return Py_BuildValue("(nLLnO)", count, (long long)lo, (long long)hi, null_keys,
                          in_order ? Py_True : Py_False);

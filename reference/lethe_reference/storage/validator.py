@@ -48,7 +48,9 @@ extension, see :mod:`.rebuild`).
 
 from __future__ import annotations
 
+import contextlib
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from lethe_formats.crc import crc32c
@@ -129,29 +131,17 @@ def validate_and_assign_offsets(
     assert isinstance(header, BatchHeader)  # _single_batch accepted only magic 2
     _validate_batch_fields(header, topic_partition)
     append_time = settings.message_timestamp_type is TimestampType.LOG_APPEND_TIME
-    if header.attributes & COMPRESSION_MASK == 0 and not needs_rebuild(
-        header, (), target_compression
-    ):
-        # Kept in place and uncompressed (the common case): every record is still
-        # walked and checked, but built only if one may be refused.
-        stats = _stats(data, entry)
-        stamps = _stamp_range(header, stats)
-        if (settings.compact and stats.null_keys) or not _stamps_in_range(stamps, now_ms, settings):
-            _validate_records(header, _decode(data, entry), now_ms, settings, topic_partition)
-        return _assign_in_place(
-            data,
-            header,
-            next_offset=next_offset,
-            leader_epoch=leader_epoch,
-            now_ms=now_ms,
-            append_time=append_time,
-            stamps=stamps,
-        )
-    decoded = _decode(data, entry)
-    stamps = _stamp_range(header, stats_of(decoded))
-    if settings.compact or not _stamps_in_range(stamps, now_ms, settings):
-        _validate_records(header, decoded, now_ms, settings, topic_partition)
-    if needs_rebuild(header, decoded, target_compression):
+    # Kept in place and uncompressed (the common case): every record is still walked
+    # and checked, but built only if one may be refused.
+    plain = header.attributes & COMPRESSION_MASK == 0
+    in_place = plain and not needs_rebuild(header, (), target_compression)
+    decoded = None if in_place else _decode(data, entry)
+    stats = _stats(data, entry) if decoded is None else stats_of(decoded)
+    stamps = _stamp_range(header, stats)
+    if (settings.compact and stats.null_keys) or not _stamps_in_range(stamps, now_ms, settings):
+        every = decoded if decoded is not None else _decode(data, entry)
+        _validate_records(header, every, now_ms, settings, topic_partition)
+    if decoded is not None and needs_rebuild(header, decoded, target_compression):
         rebuilt = rebuild_batch(
             RecordBatch(header, decoded),
             base_offset=next_offset,
@@ -162,27 +152,6 @@ def validate_and_assign_offsets(
         )
         _check_size(len(rebuilt), settings, topic_partition)
         return _result(rebuilt, now_ms if append_time else NO_TIMESTAMP, rebuilt=True)
-    return _assign_in_place(
-        data,
-        header,
-        next_offset=next_offset,
-        leader_epoch=leader_epoch,
-        now_ms=now_ms,
-        append_time=append_time,
-        stamps=stamps,
-    )
-
-
-def _assign_in_place(
-    data: bytearray,
-    header: BatchHeader,
-    *,
-    next_offset: int,
-    leader_epoch: int,
-    now_ms: int,
-    append_time: bool,
-    stamps: tuple[int, int] | None,
-) -> ValidatedBatch:
     max_ts = now_ms if append_time else _max_record_timestamp(header, stamps)
     _patch(
         data,
@@ -305,22 +274,25 @@ def _validate_batch_fields(header: BatchHeader, tp: str) -> None:
         )
 
 
-def _decode(data: bytearray, entry: ScannedEntry) -> tuple[Record, ...]:
+@contextlib.contextmanager
+def _records_read() -> Iterator[None]:
+    """Record decoding errors as Kafka answers them (module docstring, step 3)."""
     try:
-        return decode_records(data, entry)
+        yield
     except DecompressionError as error:
         raise errors.UnreadableCompressionError(f"Invalid record batch: {error}") from None
     except FormatError as error:
         raise errors.InvalidRecordError(f"Invalid record batch: {error}") from None
+
+
+def _decode(data: bytearray, entry: ScannedEntry) -> tuple[Record, ...]:
+    with _records_read():
+        return decode_records(data, entry)
 
 
 def _stats(data: bytearray, entry: ScannedEntry) -> SectionStats:
-    try:
+    with _records_read():
         return record_stats(data, entry)
-    except DecompressionError as error:
-        raise errors.UnreadableCompressionError(f"Invalid record batch: {error}") from None
-    except FormatError as error:
-        raise errors.InvalidRecordError(f"Invalid record batch: {error}") from None
 
 
 def _stamp_range(header: BatchHeader, stats: SectionStats) -> tuple[int, int] | None:
