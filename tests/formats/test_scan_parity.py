@@ -218,3 +218,55 @@ def test_random_records_sections_decode_identically_in_c_and_python(
     data: bytes, count: int
 ) -> None:
     assert _section_outcome("c", data, count) == _section_outcome("python", data, count)
+
+
+# --- record_stats: decode_section's checks without the records ----------------------
+
+
+def _stats_outcome(data: bytes, count: int) -> object:
+    """The C walker's stats, or its error as decode_section's error would read."""
+    if scan._cscan is None:
+        pytest.skip("the C extension is not built")
+    try:
+        return scan.SectionStats(*scan._cscan.section_stats(data, 0, len(data), count))
+    except scan._cscan.DecodeError as failure:
+        kind, message, position, field = failure.args
+        error = scan._C_ERRORS[kind](message, position=position, field=field)
+        return (type(error).__name__, error.position, error.message, error.field)
+
+
+@PARITY
+@given(record_like, st.integers(0, 6))
+def test_record_stats_walk_fails_and_counts_as_the_python_decoder(data: bytes, count: int) -> None:
+    expected = _section_outcome("python", data, count)
+    if isinstance(expected, tuple) and expected and isinstance(expected[0], str):
+        assert _stats_outcome(data, count) == expected
+    else:
+        assert isinstance(expected, tuple)
+        assert _stats_outcome(data, count) == scan.stats_of(expected)
+
+
+@PARITY
+@given(segment(legacy=False))
+def test_record_stats_of_generated_batches_match_their_decoded_records(data: bytes) -> None:
+    for entry in scan.LogScanner(data):
+        records = scan.decode_records(data, entry)
+        for name in ("c", "python"):
+            previous = scan.set_implementation(name)
+            try:
+                assert scan.record_stats(data, entry) == scan.stats_of(records)
+            finally:
+                scan.set_implementation(previous)
+
+
+def test_record_stats_counts_null_keys_and_timestamp_spread() -> None:
+    batch = build_batch(
+        [
+            RecordSpec(None, b"a", timestamp=1_000),
+            RecordSpec(b"k", b"b", timestamp=900),
+            RecordSpec(None, None, timestamp=1_250),
+        ],
+        base_offset=0,
+    )
+    (entry,) = scan.LogScanner(batch)
+    assert scan.record_stats(batch, entry) == scan.SectionStats(3, -100, 250, 2, True)

@@ -67,6 +67,7 @@ __all__ = [
     "decode",
     "decode_prefix",
     "encode",
+    "encode_buffers",
     "is_flexible",
 ]
 
@@ -289,6 +290,50 @@ def encode(msg: Struct, version: int) -> bytes:
     out = io.BytesIO()
     _codec(type(msg), version).build_stream(msg, out)
     return out.getvalue()
+
+
+#: Writes at least this long are kept as buffers of their own by :func:`encode_buffers`.
+_OWN_BUFFER_BYTES = 32 * 1024
+
+
+class _Buffers:
+    """A write-only stream that keeps large writes (record sets) as they are, uncopied,
+    and gathers the small ones between them into bytearrays."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self._small = bytearray()
+        self._size = 0
+
+    def write(self, data: bytes) -> int:
+        size = len(data)
+        self._size += size
+        if size < _OWN_BUFFER_BYTES:
+            self._small += data
+            return size
+        if self._small:
+            self.parts.append(bytes(self._small))
+            self._small = bytearray()
+        self.parts.append(data if type(data) is bytes else bytes(data))
+        return size
+
+    def tell(self) -> int:
+        return self._size
+
+    def finish(self) -> list[bytes]:
+        if self._small:
+            self.parts.append(bytes(self._small))
+            self._small = bytearray()
+        return self.parts
+
+
+def encode_buffers(msg: Struct, version: int) -> list[bytes]:
+    """:func:`encode` as a list of buffers whose concatenation is its bytes: a Fetch
+    response's record sets are passed through as the objects the message holds, so a
+    server can write them without copying megabytes into one string first."""
+    out = _Buffers()
+    _codec(type(msg), version).build_stream(msg, cast(IO[bytes], out))  # write/tell suffice
+    return out.finish()
 
 
 def decode_prefix(cls: type[S], version: int, data: bytes, pos: int = 0) -> tuple[S, int]:

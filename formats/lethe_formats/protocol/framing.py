@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 from lethe_formats.protocol.exceptions import FrameTooLargeError, MalformedMessageError
 
-__all__ = ["DEFAULT_MAX_FRAME_SIZE", "FrameBuffer", "frame"]
+__all__ = ["DEFAULT_MAX_FRAME_SIZE", "FrameBuffer", "frame", "frame_prefix"]
 
 DEFAULT_MAX_FRAME_SIZE = 104_857_600
 _SIZE = struct.Struct(">i")
@@ -32,6 +32,11 @@ _SIZE = struct.Struct(">i")
 def frame(payload: bytes) -> bytes:
     """``payload`` with its 4-byte big-endian size prefix."""
     return _SIZE.pack(len(payload)) + payload
+
+
+def frame_prefix(size: int) -> bytes:
+    """The 4-byte size prefix of a ``size``-byte payload sent as several buffers."""
+    return _SIZE.pack(size)
 
 
 class FrameBuffer:
@@ -70,7 +75,8 @@ class FrameBuffer:
         end = self._start + _SIZE.size + size
         if len(self._data) < end:
             return None
-        payload = bytes(self._data[self._start + _SIZE.size : end])
+        with memoryview(self._data) as view:  # one copy, not a slice and then bytes()
+            payload = bytes(view[self._start + _SIZE.size : end])
         self._start = end
         self._compact()
         return payload

@@ -139,18 +139,21 @@ static int read_varint(const Section *s, Py_ssize_t *pos, Py_ssize_t limit, int 
                 field);
 }
 
-/* A length-prefixed byte string inside a record body ending at `limit`. */
+/* A length-prefixed byte string inside a record body ending at `limit`; with `out`
+ * NULL it is checked and skipped, not built (section_stats). */
 static int read_bytes(const Section *s, Py_ssize_t *pos, Py_ssize_t limit, const Where *w,
-                      int allow_null, PyObject **out) {
+                      int allow_null, PyObject **out, int *was_null) {
     Py_ssize_t start = *pos;
     int64_t size;
     char field[FIELD_CAP];
     if (read_varint(s, pos, limit, 5, 32, w, "Length", "record", &size) < 0)
         return -1;
+    if (was_null != NULL)
+        *was_null = size < 0;
     if (size < 0) {
         if (allow_null) {
-            Py_INCREF(Py_None);
-            *out = Py_None;
+            if (out != NULL)
+                *out = Py_NewRef(Py_None);
             return 0;
         }
         field_name(w, "Length", field);
@@ -164,9 +167,11 @@ static int read_bytes(const Section *s, Py_ssize_t *pos, Py_ssize_t limit, const
                                          field, (long long)size),
                     start, field);
     }
-    *out = PyBytes_FromStringAndSize((const char *)s->buf + *pos, (Py_ssize_t)size);
-    if (*out == NULL)
-        return -1;
+    if (out != NULL) {
+        *out = PyBytes_FromStringAndSize((const char *)s->buf + *pos, (Py_ssize_t)size);
+        if (*out == NULL)
+            return -1;
+    }
     *pos += (Py_ssize_t)size;
     return 0;
 }
@@ -193,15 +198,24 @@ static int read_headers(const Section *s, Py_ssize_t *pos, Py_ssize_t limit, Py_
     char field[FIELD_CAP];
     if (read_varint(s, pos, limit, 5, 32, &w, "", "record", &count) < 0)
         return -1;
-    if (count == 0) {
-        Py_INCREF(empty_tuple);
-        *out = empty_tuple;
-        return 0;
-    }
     if (count < 0) {
         field_name(&w, "", field);
         return fail("invalid", PyUnicode_FromFormat("invalid %s %lld", field, (long long)count),
                     start, field);
+    }
+    if (out == NULL) { /* walk only */
+        for (int64_t j = 0; j < count; j++) {
+            Where kw = {index, ".key", (Py_ssize_t)j}, vw = {index, ".value", (Py_ssize_t)j};
+            if (read_bytes(s, pos, limit, &kw, 0, NULL, NULL) < 0 ||
+                read_bytes(s, pos, limit, &vw, 1, NULL, NULL) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    if (count == 0) {
+        Py_INCREF(empty_tuple);
+        *out = empty_tuple;
+        return 0;
     }
     /* A header needs at least 2 bytes: never size the tuple by the claimed count alone. */
     Py_ssize_t room = (limit - *pos) / 2;
@@ -211,8 +225,8 @@ static int read_headers(const Section *s, Py_ssize_t *pos, Py_ssize_t limit, Py_
     for (Py_ssize_t j = 0; j < count; j++) {
         PyObject *key = NULL, *value = NULL, *h;
         Where kw = {index, ".key", j}, vw = {index, ".value", j};
-        if (read_bytes(s, pos, limit, &kw, 0, &key) < 0 ||
-            read_bytes(s, pos, limit, &vw, 1, &value) < 0) {
+        if (read_bytes(s, pos, limit, &kw, 0, &key, NULL) < 0 ||
+            read_bytes(s, pos, limit, &vw, 1, &value, NULL) < 0) {
             Py_XDECREF(key);
             Py_DECREF(headers);
             return -1;
@@ -228,94 +242,130 @@ static int read_headers(const Section *s, Py_ssize_t *pos, Py_ssize_t limit, Py_
     return 0;
 }
 
-static PyObject *read_record(const Section *s, Py_ssize_t *pos, Py_ssize_t index) {
+/* One record's fields; key, value and headers stay NULL when not built. */
+typedef struct {
+    int8_t attributes;
+    int64_t ts_delta, off_delta;
+    int key_null;
+    PyObject *key, *value, *headers;
+} Fields;
+
+/* Check one record and move `pos` past it; `build`: create its key, value and headers. */
+static int parse_record(const Section *s, Py_ssize_t *pos, Py_ssize_t index, int build,
+                        Fields *r) {
     Where w = {index, ".length", -1};
     Py_ssize_t start = *pos, body, limit, p;
-    int64_t length, ts_delta, off_delta;
+    int64_t length;
     char field[FIELD_CAP];
-    PyObject *key = NULL, *value = NULL, *headers = NULL, *rec;
     if (read_varint(s, pos, s->size, 5, 32, &w, "", SECTION, &length) < 0)
-        return NULL;
+        return -1;
     body = *pos;
     if (length < 0) {
         field_name(&w, "", field);
-        fail("corrupt", PyUnicode_FromFormat("%s %lld is negative", field, (long long)length),
-             start, field);
-        return NULL;
+        return fail("corrupt",
+                    PyUnicode_FromFormat("%s %lld is negative", field, (long long)length), start,
+                    field);
     }
     if (length > s->size - body) {
         field_name(&w, "", field);
-        fail("invalid",
-             PyUnicode_FromFormat("%s %lld extends beyond the end of the " SECTION, field,
-                                  (long long)length),
-             start, field);
-        return NULL;
+        return fail("invalid",
+                    PyUnicode_FromFormat("%s %lld extends beyond the end of the " SECTION, field,
+                                         (long long)length),
+                    start, field);
     }
     limit = body + (Py_ssize_t)length;
     if (body >= limit) {
         Where aw = {index, ".attributes", -1};
         field_name(&aw, "", field);
-        fail("invalid", PyUnicode_FromFormat("%s extends beyond the end of the record", field),
-             body, field);
-        return NULL;
+        return fail("invalid",
+                    PyUnicode_FromFormat("%s extends beyond the end of the record", field), body,
+                    field);
     }
-    int8_t attributes = (int8_t)s->buf[body]; /* signed, as Kafka reads it */
+    r->attributes = (int8_t)s->buf[body]; /* signed, as Kafka reads it */
     p = body + 1;
     Where tw = {index, ".timestampDelta", -1}, ow = {index, ".offsetDelta", -1};
     Where kw = {index, ".key", -1}, vw = {index, ".value", -1};
-    if (read_varint(s, &p, limit, 10, 64, &tw, "", "record", &ts_delta) < 0 ||
-        read_varint(s, &p, limit, 5, 32, &ow, "", "record", &off_delta) < 0 ||
-        read_bytes(s, &p, limit, &kw, 1, &key) < 0 ||
-        read_bytes(s, &p, limit, &vw, 1, &value) < 0 ||
-        read_headers(s, &p, limit, index, &headers) < 0)
-        goto error;
+    if (read_varint(s, &p, limit, 10, 64, &tw, "", "record", &r->ts_delta) < 0 ||
+        read_varint(s, &p, limit, 5, 32, &ow, "", "record", &r->off_delta) < 0 ||
+        read_bytes(s, &p, limit, &kw, 1, build ? &r->key : NULL, &r->key_null) < 0 ||
+        read_bytes(s, &p, limit, &vw, 1, build ? &r->value : NULL, NULL) < 0 ||
+        read_headers(s, &p, limit, index, build ? &r->headers : NULL) < 0)
+        return -1;
     if (p != limit) {
         field_name(&w, "", field);
-        fail("invalid",
-             PyUnicode_FromFormat("%s %lld but the fields end %zd bytes earlier", field,
-                                  (long long)length, limit - p),
-             p, field);
-        goto error;
+        return fail("invalid",
+                    PyUnicode_FromFormat("%s %lld but the fields end %zd bytes earlier", field,
+                                         (long long)length, limit - p),
+                    p, field);
     }
+    *pos = limit;
+    return 0;
+}
+
+static PyObject *read_record(const Section *s, Py_ssize_t *pos, Py_ssize_t index) {
+    Fields r = {0, 0, 0, 0, NULL, NULL, NULL};
+    PyObject *rec;
+    if (parse_record(s, pos, index, 1, &r) < 0)
+        goto error;
     rec = record_type->tp_alloc(record_type, 0);
     if (rec == NULL)
         goto error;
-    SLOT(rec, record_offsets[R_KEY]) = key;
-    SLOT(rec, record_offsets[R_VALUE]) = value;
-    SLOT(rec, record_offsets[R_HEADERS]) = headers;
-    SLOT(rec, record_offsets[R_ATTRIBUTES]) = PyLong_FromLong(attributes);
-    SLOT(rec, record_offsets[R_TIMESTAMP_DELTA]) = PyLong_FromLongLong(ts_delta);
-    SLOT(rec, record_offsets[R_OFFSET_DELTA]) = PyLong_FromLongLong(off_delta);
+    SLOT(rec, record_offsets[R_KEY]) = r.key;
+    SLOT(rec, record_offsets[R_VALUE]) = r.value;
+    SLOT(rec, record_offsets[R_HEADERS]) = r.headers;
+    SLOT(rec, record_offsets[R_ATTRIBUTES]) = PyLong_FromLong(r.attributes);
+    SLOT(rec, record_offsets[R_TIMESTAMP_DELTA]) = PyLong_FromLongLong(r.ts_delta);
+    SLOT(rec, record_offsets[R_OFFSET_DELTA]) = PyLong_FromLongLong(r.off_delta);
     if (SLOT(rec, record_offsets[R_TIMESTAMP_DELTA]) == NULL ||
         SLOT(rec, record_offsets[R_OFFSET_DELTA]) == NULL) {
         Py_DECREF(rec);
         return NULL;
     }
-    *pos = limit;
     return rec;
 error:
-    Py_XDECREF(key);
-    Py_XDECREF(value);
-    Py_XDECREF(headers);
+    Py_XDECREF(r.key);
+    Py_XDECREF(r.value);
+    Py_XDECREF(r.headers);
     return NULL;
+}
+
+/* The section must end with its last record. */
+static int all_used(const Section *s, Py_ssize_t pos, Py_ssize_t count) {
+    if (pos == s->size)
+        return 0;
+    return fail("invalid",
+                PyUnicode_FromFormat("%zd bytes remain after the last of %zd records",
+                                     s->size - pos, count),
+                pos, "records");
+}
+
+/* The (buffer, start, end, count) arguments as a Section of buffer[start:end]. */
+static int section_args(PyObject *args, const char *format, const char *name, Py_buffer *view,
+                        Section *s, Py_ssize_t *count) {
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, format, view, &start, &end, count))
+        return -1;
+    if (start < 0 || end < start || end > view->len || *count < 0) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s: bad start, end or count", name);
+        return -1;
+    }
+    s->buf = (const uint8_t *)view->buf + start;
+    s->size = end - start;
+    return 0;
 }
 
 static PyObject *decode_section(PyObject *self, PyObject *args) {
     Py_buffer view;
-    Py_ssize_t start, end, count, pos = 0, filled = 0;
+    Py_ssize_t count, pos = 0, filled = 0;
+    Section s;
     (void)self;
     if (record_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_cscan.init() was not called");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "y*nnn:decode_section", &view, &start, &end, &count))
+    if (section_args(args, "y*nnn:decode_section", "decode_section", &view, &s, &count) < 0)
         return NULL;
-    if (start < 0 || end < start || end > view.len || count < 0) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "decode_section: bad start, end or count");
-        return NULL;
-    }
-    Section s = {(const uint8_t *)view.buf + start, end - start};
     Py_ssize_t room = s.size / MIN_RECORD_SIZE;
     PyObject *records = PyTuple_New(count < room ? count : room);
     if (records == NULL)
@@ -326,17 +376,45 @@ static PyObject *decode_section(PyObject *self, PyObject *args) {
             goto error;
         PyTuple_SET_ITEM(records, filled, rec);
     }
-    if (pos != s.size) {
-        fail("invalid",
-             PyUnicode_FromFormat("%zd bytes remain after the last of %zd records", s.size - pos,
-                                  count),
-             pos, "records");
+    if (all_used(&s, pos, count) < 0)
         goto error;
-    }
     PyBuffer_Release(&view);
     return records;
 error:
     Py_XDECREF(records);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* section_stats(buffer, start, end, count) -> (records, min ts delta, max ts delta,
+ * null keys, offset deltas in order): decode_section's checks, in its order and with its
+ * errors, without building a Record (what a broker's validator needs of each record). */
+static PyObject *section_stats(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t count, pos = 0, index = 0, null_keys = 0;
+    int64_t lo = 0, hi = 0;
+    int in_order = 1;
+    Section s;
+    (void)self;
+    if (section_args(args, "y*nnn:section_stats", "section_stats", &view, &s, &count) < 0)
+        return NULL;
+    for (; index < count; index++) {
+        Fields r = {0, 0, 0, 0, NULL, NULL, NULL};
+        if (parse_record(&s, &pos, index, 0, &r) < 0)
+            goto error;
+        if (index == 0 || r.ts_delta < lo)
+            lo = r.ts_delta;
+        if (index == 0 || r.ts_delta > hi)
+            hi = r.ts_delta;
+        null_keys += r.key_null;
+        in_order &= r.off_delta == (int64_t)index;
+    }
+    if (all_used(&s, pos, count) < 0)
+        goto error;
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nLLnO)", count, (long long)lo, (long long)hi, null_keys,
+                         in_order ? Py_True : Py_False);
+error:
     PyBuffer_Release(&view);
     return NULL;
 }
@@ -522,6 +600,9 @@ static PyMethodDef methods[] = {
      "init(Record, Header, BatchHeader, ScannedEntry): learn the slot layout of the types."},
     {"decode_section", decode_section, METH_VARARGS,
      "decode_section(buffer, start, end, count) -> tuple[Record, ...]"},
+    {"section_stats", section_stats, METH_VARARGS,
+     "section_stats(buffer, start, end, count) -> (count, min_ts_delta, max_ts_delta, "
+     "null_keys, offset_deltas_in_order)"},
     {"scan_v2", scan_v2, METH_VARARGS,
      "scan_v2(buffer, position, verify, crc32c, max_size, max_entries) -> (entries, next)"},
     {NULL, NULL, 0, NULL}};

@@ -70,11 +70,14 @@ __all__ = [
     "Buffer",
     "LogScanner",
     "ScannedEntry",
+    "SectionStats",
     "decode_legacy_inner",
     "decode_records",
     "implementation",
     "read_log",
+    "record_stats",
     "set_implementation",
+    "stats_of",
 ]
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
@@ -340,6 +343,53 @@ def decode_records(
         return _section(raw, 0, len(raw), count)
     except FormatError as error:
         raise _relocate(error, start, file) from None
+
+
+@dataclass(frozen=True, slots=True)
+class SectionStats:
+    """What a broker checks of each record of a batch it appends, without the records:
+    their count, lowest and highest timestamp delta (0 when there are none), how many
+    have a null key, and whether the offset deltas run 0, 1, ... in order."""
+
+    count: int
+    min_timestamp_delta: int
+    max_timestamp_delta: int
+    null_keys: int
+    offset_deltas_in_order: bool
+
+
+def stats_of(records: tuple[Record, ...]) -> SectionStats:
+    """The :class:`SectionStats` of decoded records."""
+    deltas = [record.timestamp_delta for record in records] or [0]
+    return SectionStats(
+        len(records),
+        min(deltas),
+        max(deltas),
+        sum(record.key is None for record in records),
+        all(record.offset_delta == index for index, record in enumerate(records)),
+    )
+
+
+def record_stats(data: Buffer, entry: ScannedEntry, *, file: str | None = None) -> SectionStats:
+    """:func:`decode_records`'s checks and errors over the magic-2 batch ``entry``, but
+    only :class:`SectionStats` out: for an uncompressed batch the C fast path walks the
+    records without creating them (what a produce request's validation needs)."""
+    header = entry.header
+    plain = isinstance(header, BatchHeader) and header.attributes & 0x07 == 0
+    if not (plain and _use_c and _cscan is not None):
+        return stats_of(decode_records(data, entry, file=file))
+    assert isinstance(header, BatchHeader)
+    pos = entry.position
+    start, end, count = pos + 61, pos + 12 + header.batch_length, header.records_count
+    if end > len(data) or count < 0:  # decode_records' own errors
+        return stats_of(decode_records(data, entry, file=file))
+    try:
+        stats = _cscan.section_stats(data, start, end, count)
+    except _cscan.DecodeError as failure:
+        kind, message, position, field = failure.args
+        error = _C_ERRORS[kind](message, position=position, field=field)
+        raise error.at(file=file, offset=start) from None
+    return SectionStats(*stats)
 
 
 def decode_legacy_inner(

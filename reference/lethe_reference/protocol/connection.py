@@ -58,10 +58,15 @@ from typing import Any
 
 from lethe_formats.errors import FormatError
 from lethe_formats.protocol.api_keys import ApiKey, api_name
-from lethe_formats.protocol.compiler import decode_prefix, encode
+from lethe_formats.protocol.compiler import decode_prefix, encode, encode_buffers
 from lethe_formats.protocol.envelope import decode_request_header
 from lethe_formats.protocol.exceptions import UnknownApiKeyError
-from lethe_formats.protocol.framing import DEFAULT_MAX_FRAME_SIZE, FrameBuffer, frame
+from lethe_formats.protocol.framing import (
+    DEFAULT_MAX_FRAME_SIZE,
+    FrameBuffer,
+    frame,
+    frame_prefix,
+)
 from lethe_formats.protocol.headers import RequestHeader, ResponseHeader
 from lethe_formats.protocol.registry import api, header_versions
 from lethe_formats.protocol.schema import Struct
@@ -86,6 +91,8 @@ from lethe_reference.protocol.state import (
 
 __all__ = ["BrokerConnection", "ResponseEncodingError", "response_version"]
 
+#: A leading body part shorter than this is joined to the size prefix and header.
+_JOINED_BYTES = 32 * 1024
 _log = logging.getLogger(__name__)
 
 
@@ -295,8 +302,14 @@ class BrokerConnection:
         ``ctx`` is not the in-flight request and :class:`ResponseEncodingError`
         (after closing) when the response cannot be encoded.
         """
+        return b"".join(self.send_response_buffers(ctx, response))
+
+    def send_response_buffers(self, ctx: RequestContext, response: Struct) -> list[bytes]:
+        """:meth:`send_response` as buffers to write in order (``[]``: nothing to
+        send). A Fetch response's record sets stay the buffers the handler read, so
+        the frame is never copied whole (what Kafka's zero-copy send saves)."""
         if self.state is ConnectionState.CLOSED:
-            return b""  # the peer went away meanwhile: the response is dropped
+            return []  # the peer went away meanwhile: the response is dropped
         if self._in_flight is None or self._in_flight[0] != ctx:
             raise LocalProtocolError(f"connection {self.connection_id}: {ctx} is not in flight")
         request = self._in_flight[1]
@@ -305,8 +318,8 @@ class BrokerConnection:
         version = response_version(ctx)
         try:
             _, header_version = header_versions(ctx.api_key, version)
-            data = encode(ResponseHeader(ctx.correlation_id), header_version)
-            data += encode(response, version)
+            head = encode(ResponseHeader(ctx.correlation_id), header_version)
+            body = encode_buffers(response, version)
         except (FormatError, TypeError, ValueError) as error:
             self._in_flight = None
             self._machine.process(Input.CLOSE)
@@ -316,9 +329,11 @@ class BrokerConnection:
             ) from error
         self._in_flight = None
         self._machine.process(Input.RESPONSE)
-        return frame(data)
+        size = len(head) + sum(len(part) for part in body)
+        first = body.pop(0) if body and len(body[0]) < _JOINED_BYTES else b""
+        return [frame_prefix(size) + head + first, *body]
 
-    def _no_response(self, ctx: RequestContext, response: Struct) -> bytes:
+    def _no_response(self, ctx: RequestContext, response: Struct) -> list[bytes]:
         self._in_flight = None
         if _has_partition_errors(response):
             _log.info(
@@ -329,7 +344,7 @@ class BrokerConnection:
             self._machine.process(Input.CLOSE)
         else:
             self._machine.process(Input.NO_RESPONSE)
-        return b""
+        return []
 
 
 def _expects_no_response(ctx: RequestContext, request: Struct) -> bool:

@@ -235,12 +235,12 @@ class BrokerSession:
         if self.closed:
             return
         try:
-            data = self.connection.send_response(ctx, response)
+            buffers = self.connection.send_response_buffers(ctx, response)
         except ResponseEncodingError:
             _log.exception("connection %d: response not encodable; closing", self.connection_id)
             self.close()
             return
-        if data:
+        for data in buffers:  # record sets as read, uncopied (connection.py)
             self._send(data)
         if self.connection.must_close:
             self.close()

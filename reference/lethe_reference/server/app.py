@@ -66,7 +66,12 @@ from lethe_reference.server.tls import handshake, listener_contexts, start_tls_s
 __all__ = ["BrokerServer"]
 
 _log = logging.getLogger("lethe_reference.server")
-_READ_SIZE = 65536
+#: At most this much is taken from a connection's stream buffer per turn: a 1 MB
+#: produce request then costs a few turns of the pump, not sixteen.
+_READ_SIZE = 1024 * 1024
+#: The stream reader buffers up to about twice this before it stops reading the socket
+#: (asyncio's default is 64 KiB; the transport receives up to 256 KiB at a time).
+_STREAM_LIMIT = 256 * 1024
 _DRAIN_ON_STOP_S = 2.0
 
 
@@ -169,8 +174,8 @@ class BrokerServer:
             else {"sock": self._held.listener(host, port)}
         )
         if tls:  # reads nothing before the handshake (tls.start_tls_server)
-            return await start_tls_server(accept, **where)
-        return await asyncio.start_server(accept, **where)
+            return await start_tls_server(accept, limit=_STREAM_LIMIT, **where)
+        return await asyncio.start_server(accept, limit=_STREAM_LIMIT, **where)
 
     def poke(self) -> None:
         """Wake the timer: due times may have changed; and the waiting connections:

@@ -38,6 +38,7 @@ from lethe_reference.protocol.listeners import (
     advertised_listeners,
     configured_listeners,
 )
+from lethe_reference.server.allocator import keep_large_buffers
 from lethe_reference.server.app import BrokerServer
 from lethe_reference.server.held_ports import HeldPorts
 from lethe_reference.server.tls import listener_contexts
@@ -131,6 +132,7 @@ def run_broker(
     advertised: tuple[str, int] | None = None,
 ) -> int:
     """Serve until a signal; returns the exit status (module docstring)."""
+    keep_large_buffers()  # this process is the broker's own (allocator.py)
     layers = (config.dynamic_broker, config.dynamic_default, config.static)
     held = HeldPorts()
     try:

@@ -112,12 +112,17 @@ class _UnreadUntilTls(asyncio.StreamReaderProtocol):
 
 async def start_tls_server(
     accept: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+    limit: int = 2**16,
     **where: Any,
 ) -> asyncio.Server:
-    """``asyncio.start_server`` for a TLS listener (``where``: host/port or sock)."""
+    """``asyncio.start_server`` for a TLS listener (``where``: host/port or sock).
+
+    ``limit`` is the stream reader's buffer limit, as ``asyncio.start_server`` takes it.
+    """
     loop = asyncio.get_running_loop()
 
     def factory() -> asyncio.StreamReaderProtocol:
-        return _UnreadUntilTls(asyncio.StreamReader(loop=loop), accept, loop=loop)
+        reader = asyncio.StreamReader(limit=limit, loop=loop)
+        return _UnreadUntilTls(reader, accept, loop=loop)
 
     return await loop.create_server(factory, **where)

@@ -48,7 +48,9 @@ extension, see :mod:`.rebuild`).
 
 from __future__ import annotations
 
+import contextlib
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from lethe_formats.crc import crc32c
@@ -66,7 +68,14 @@ from lethe_formats.model import (
     RecordBatch,
     TimestampType,
 )
-from lethe_formats.records.scan import LogScanner, ScannedEntry, decode_records
+from lethe_formats.records.scan import (
+    LogScanner,
+    ScannedEntry,
+    SectionStats,
+    decode_records,
+    record_stats,
+    stats_of,
+)
 
 from lethe_reference.storage import errors
 from lethe_reference.storage.rebuild import needs_rebuild, rebuild_batch
@@ -86,7 +95,8 @@ _KEPT_ATTRIBUTES = COMPRESSION_MASK | TRANSACTIONAL_BIT | CONTROL_BIT | DELETE_H
 class ValidatedBatch:
     """A batch ready to append, and what the ProduceResponse needs from it."""
 
-    records: bytes
+    #: The batch as appended (the validator's own copy, never changed afterwards).
+    records: bytes | bytearray
     header: BatchHeader
     max_timestamp: int
     shallow_offset_of_max_timestamp: int
@@ -114,15 +124,24 @@ def validate_and_assign_offsets(
 ) -> ValidatedBatch:
     """Run the checks of the module docstring; raise a ``RecordValidationError``
     or return the batch with offsets from ``next_offset`` on."""
-    data = bytearray(_single_batch(bytes(records)))
+    with memoryview(records) as view:
+        data = bytearray(_single_batch(view))  # the one copy: offsets are patched in it
     entry = _checked_entry(data, settings, topic_partition)
     header = entry.header
     assert isinstance(header, BatchHeader)  # _single_batch accepted only magic 2
     _validate_batch_fields(header, topic_partition)
-    decoded = _decode(data, entry)
-    _validate_records(header, decoded, now_ms, settings, topic_partition)
     append_time = settings.message_timestamp_type is TimestampType.LOG_APPEND_TIME
-    if needs_rebuild(header, decoded, target_compression):
+    # Kept in place and uncompressed (the common case): every record is still walked
+    # and checked, but built only if one may be refused.
+    plain = header.attributes & COMPRESSION_MASK == 0
+    in_place = plain and not needs_rebuild(header, (), target_compression)
+    decoded = None if in_place else _decode(data, entry)
+    stats = _stats(data, entry) if decoded is None else stats_of(decoded)
+    stamps = _stamp_range(header, stats)
+    if (settings.compact and stats.null_keys) or not _stamps_in_range(stamps, now_ms, settings):
+        every = decoded if decoded is not None else _decode(data, entry)
+        _validate_records(header, every, now_ms, settings, topic_partition)
+    if decoded is not None and needs_rebuild(header, decoded, target_compression):
         rebuilt = rebuild_batch(
             RecordBatch(header, decoded),
             base_offset=next_offset,
@@ -133,7 +152,7 @@ def validate_and_assign_offsets(
         )
         _check_size(len(rebuilt), settings, topic_partition)
         return _result(rebuilt, now_ms if append_time else NO_TIMESTAMP, rebuilt=True)
-    max_ts = now_ms if append_time else _max_record_timestamp(header, decoded)
+    max_ts = now_ms if append_time else _max_record_timestamp(header, stamps)
     _patch(
         data,
         header,
@@ -142,10 +161,10 @@ def validate_and_assign_offsets(
         append_time=append_time,
         max_timestamp=max_ts,
     )
-    return _result(bytes(data), now_ms if append_time else NO_TIMESTAMP, rebuilt=False)
+    return _result(data, now_ms if append_time else NO_TIMESTAMP, rebuilt=False)
 
 
-def _result(data: bytes, log_append_time: int, *, rebuilt: bool) -> ValidatedBatch:
+def _result(data: bytes | bytearray, log_append_time: int, *, rebuilt: bool) -> ValidatedBatch:
     """The final header, and the shallow offset of the max timestamp as the
     validator reports it: the last offset, or -1 when no record had a timestamp
     (except on Kafka's in-place compressed path, which always says last)."""
@@ -160,7 +179,7 @@ def _result(data: bytes, log_append_time: int, *, rebuilt: bool) -> ValidatedBat
 # --- 1. ProduceRequest.validateRecords --------------------------------------------------
 
 
-def _single_batch(data: bytes) -> bytes:
+def _single_batch(data: memoryview) -> memoryview:
     """The one complete batch in ``data`` (trailing partial bytes dropped)."""
     first = _batch_size(data, 0)
     if first is None:
@@ -179,7 +198,7 @@ def _single_batch(data: bytes) -> bytes:
     return data[:size]
 
 
-def _batch_size(data: bytes, position: int) -> tuple[int, int] | None:
+def _batch_size(data: memoryview, position: int) -> tuple[int, int] | None:
     """``(size, magic)`` of the entry at ``position``, None if it is not all there
     (``ByteBufferLogInputStream.nextBatch``)."""
     if len(data) - position < _HEADER_UP_TO_MAGIC:
@@ -255,13 +274,50 @@ def _validate_batch_fields(header: BatchHeader, tp: str) -> None:
         )
 
 
-def _decode(data: bytearray, entry: ScannedEntry) -> tuple[Record, ...]:
+@contextlib.contextmanager
+def _records_read() -> Iterator[None]:
+    """Record decoding errors as Kafka answers them (module docstring, step 3)."""
     try:
-        return decode_records(data, entry)
+        yield
     except DecompressionError as error:
         raise errors.UnreadableCompressionError(f"Invalid record batch: {error}") from None
     except FormatError as error:
         raise errors.InvalidRecordError(f"Invalid record batch: {error}") from None
+
+
+def _decode(data: bytearray, entry: ScannedEntry) -> tuple[Record, ...]:
+    with _records_read():
+        return decode_records(data, entry)
+
+
+def _stats(data: bytearray, entry: ScannedEntry) -> SectionStats:
+    with _records_read():
+        return record_stats(data, entry)
+
+
+def _stamp_range(header: BatchHeader, stats: SectionStats) -> tuple[int, int] | None:
+    """(lowest, highest) record timestamp of a CreateTime batch, None for a
+    LogAppendTime batch or no records."""
+    if header.attributes & TIMESTAMP_TYPE_BIT or not stats.count:
+        return None
+    base = header.base_timestamp
+    return base + stats.min_timestamp_delta, base + stats.max_timestamp_delta
+
+
+def _stamps_in_range(stamps: tuple[int, int] | None, now_ms: int, settings: LogSettings) -> bool:
+    """True when no record can have a timestamp problem: every stamp of a CreateTime
+    batch lies in the window (or the topic is LogAppendTime, where a CreateTime
+    batch's stamps are not checked). False means "check record by record" (the
+    lowest may be a -1 that is exempt): :func:`_validate_records` has the verdict."""
+    if stamps is None:
+        return False
+    if settings.message_timestamp_type is not TimestampType.CREATE_TIME:
+        return True
+    lowest, highest = stamps
+    return (
+        now_ms - lowest <= settings.message_timestamp_before_max_ms
+        and highest - now_ms <= settings.message_timestamp_after_max_ms
+    )
 
 
 def _validate_records(
@@ -273,8 +329,9 @@ def _validate_records(
 ) -> None:
     problems: list[tuple[int, str, bool]] = []  # (index, message, is timestamp error)
     batch = RecordBatch(header, records)
+    compact = settings.compact
     for index, record in enumerate(records):
-        if settings.compact and record.key is None:
+        if compact and record.key is None:
             message = f"Compacted topic cannot accept message without key in topic partition {tp}."
             problems.append((index, message, False))
             continue
@@ -314,9 +371,12 @@ def _timestamp_problem(
     return None
 
 
-def _max_record_timestamp(header: BatchHeader, records: tuple[Record, ...]) -> int:
-    batch = RecordBatch(header, records)
-    return max((batch.timestamp_of(r) for r in records), default=NO_TIMESTAMP)
+def _max_record_timestamp(header: BatchHeader, stamps: tuple[int, int] | None) -> int:
+    """The highest record timestamp (a LogAppendTime batch's records all read as its
+    maxTimestamp; no records: -1)."""
+    if header.attributes & TIMESTAMP_TYPE_BIT:
+        return header.max_timestamp if header.records_count > 0 else NO_TIMESTAMP
+    return NO_TIMESTAMP if stamps is None else stamps[1]
 
 
 def _patch(
