@@ -87,7 +87,7 @@ def outcome(decode: Callable[[], Any]) -> tuple[str, Any]:
 
 def test_fixture_discovery_finds_the_golden_set() -> None:
     golden = {kind: [p for p in paths if "golden" in p.parts] for kind, paths in FILES.items()}
-    assert len(golden["log"]) == 40
+    assert len(golden["log"]) == 41
     assert len(golden["index"]) == 40 and len(golden["timeindex"]) == 40
     assert len(golden["txnindex"]) == 2
     assert len(golden["partition-metadata"]) == 15

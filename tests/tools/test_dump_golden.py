@@ -38,7 +38,7 @@ def positional_args(command: GoldenCommand) -> list[str]:
 
 
 def test_every_recorded_command_is_replayed() -> None:
-    assert len(COMMANDS) == 169  # every header line of the 10 golden dump.txt files
+    assert len(COMMANDS) == 171  # every header line of the 11 golden dump.txt files
     for command in COMMANDS:
         flags = {a for a in command.args if a.startswith("--")} - {"--files"}
         assert flags <= RECORDED_FLAGS, f"{command.id}: a command kind this test does not know"
@@ -46,7 +46,7 @@ def test_every_recorded_command_is_replayed() -> None:
     decoded = [
         c for c in COMMANDS if {"--offsets-decoder", "--transaction-log-decoder"} & set(c.args)
     ]
-    assert len(decoded) == 4  # three --offsets-decoder, one --transaction-log-decoder
+    assert len(decoded) == 5  # four --offsets-decoder, one --transaction-log-decoder
 
 
 def test_replayed_commands_cover_every_kind_of_file() -> None:
