@@ -25,10 +25,9 @@ Kafka's ``TransactionState`` ids, :data:`TRANSACTION_STATES`.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Any
-
-import struct
 
 from construct import ConstructError
 
