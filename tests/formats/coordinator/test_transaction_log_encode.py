@@ -35,10 +35,14 @@ def _records() -> list[tuple[bytes, bytes]]:
     return out
 
 
+def _status(value: bytes) -> str:
+    decoded = decode_transaction_value(value)
+    assert decoded is not None
+    return TRANSACTION_STATES[decoded.transaction_status]
+
+
 def test_golden_states_in_order() -> None:
-    states = [
-        TRANSACTION_STATES[decode_transaction_value(v).transaction_status] for _, v in _records()
-    ]  # type: ignore[union-attr]
+    states = [_status(v) for _, v in _records()]
     assert states == [
         "Empty", "Ongoing", "PrepareCommit", "CompleteCommit", "Ongoing",
         "PrepareAbort", "CompleteAbort", "Ongoing", "PrepareCommit", "CompleteCommit",
