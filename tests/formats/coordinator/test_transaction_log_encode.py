@@ -28,7 +28,7 @@ GOLDEN = Path(__file__).parents[3] / "fixtures/golden/transactions/pass0/__trans
 
 def _records() -> list[tuple[bytes, bytes]]:
     data = (GOLDEN / "00000000000000000000.log").read_bytes()
-    out = []
+    out: list[tuple[bytes, bytes]] = []
     for batch in read_log(data):
         assert isinstance(batch, RecordBatch)
         out.extend((bytes(r.key or b""), bytes(r.value or b"")) for r in batch.records)
