@@ -92,6 +92,7 @@ __all__ = [
     "runtime_of",
     "shutdown",
     "start",
+    "stored_records",
 ]
 
 _log = logging.getLogger(__name__)
@@ -169,7 +170,7 @@ class GroupRuntime:
         if is_unreadable(self.broker, CONSUMER_OFFSETS, partition):
             return  # an injected read failure: stays unloaded, as a failed replay
         try:
-            self.coordinator.load(partition, list(_stored_records(log)))
+            self.coordinator.load(partition, list(stored_records(log)))
         except FormatError as error:
             _log.error(
                 "loading %s-%d failed, its groups stay unavailable: %s",
@@ -248,7 +249,7 @@ class GroupRuntime:
         self.broker.scheduler.cancel(TICK_TASK)
 
 
-def _stored_records(log: PartitionLog) -> Iterator[Record]:
+def stored_records(log: PartitionLog) -> Iterator[Record]:
     """Records of non-control batches from the log start offset to the log end."""
     offset = log.log_start_offset
     while offset < log.log_end_offset:

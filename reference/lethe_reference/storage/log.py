@@ -247,8 +247,11 @@ class PartitionLog:
 
     # --- append -------------------------------------------------------------------------
 
-    def append_as_leader(self, records: bytes, leader_epoch: int) -> AppendResult:
-        """Validate a producer's batch, assign offsets and append it."""
+    def append_as_leader(
+        self, records: bytes, leader_epoch: int, *, from_coordinator: bool = False
+    ) -> AppendResult:
+        """Validate a producer's batch, assign offsets and append it (a coordinator's
+        batch may be a transaction marker)."""
         now = self.clock.now_ms()
         batch = validate_and_assign_offsets(
             records,
@@ -260,6 +263,7 @@ class PartitionLog:
             else replace(self.settings, tombstone_flag_enable=False),  # type: ignore[type-var]
             target_compression=self.settings.compression_type,
             topic_partition=self.name,
+            from_coordinator=from_coordinator,
         )
         self._check_segment_size(len(batch.records))
         if leader_epoch >= 0:

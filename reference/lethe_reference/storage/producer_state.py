@@ -243,6 +243,9 @@ class ProducerTable:
         entry = self.entries.get(header.producer_id)
         if entry is None:
             return None
+        if header.is_control:  # a coordinator's marker (``appendEndTxnMarker``): no sequence
+            self._check_epoch(entry, header.producer_epoch, first_offset)
+            return None
         duplicate = entry.find_duplicate(header)
         if duplicate is not None:
             return duplicate
