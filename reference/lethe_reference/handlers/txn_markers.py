@@ -38,6 +38,7 @@ from lethe_formats.protocol.messages.write_txn_markers import (
 from lethe_formats.records.builder import build_end_txn_marker_batch
 
 from lethe_reference.cluster.acl import AclOperation
+from lethe_reference.cluster.group_runtime import runtime_of
 from lethe_reference.cluster.membership import (
     high_watermark_after_append,
     leader_epoch,
@@ -47,6 +48,7 @@ from lethe_reference.handlers.authz import authorize_cluster
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.partition_ops.common import complete_delayed
+from lethe_reference.metadata import CONSUMER_OFFSETS
 from lethe_reference.storage.errors import LogError
 
 if TYPE_CHECKING:
@@ -90,6 +92,8 @@ def write_marker(
         return ErrorCode.KAFKA_STORAGE_ERROR
     high_watermark_after_append(broker, log, topic, partition)
     complete_delayed(broker, topic, partition)
+    if topic == CONSUMER_OFFSETS:  # the transaction's offset commits become visible or go
+        runtime_of(broker).coordinator.complete_txn_offsets(partition, producer_id, commit)
     return ErrorCode.NONE
 
 
