@@ -64,7 +64,14 @@ from lethe_reference.storage.errors import LogError
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
 
-__all__ = ["TIMEOUT_TASK", "TxnRuntime", "shutdown", "start", "txn_runtime_of"]
+__all__ = [
+    "TIMEOUT_TASK",
+    "TxnRuntime",
+    "coordinator_of",
+    "shutdown",
+    "start",
+    "txn_runtime_of",
+]
 
 _log = logging.getLogger(__name__)
 _EXTENSION = "cluster.txn_runtime"
@@ -206,6 +213,24 @@ class TxnRuntime:
         for partition in list(self.coordinator.loaded):
             self.coordinator.unload(partition)
         self.broker.scheduler.cancel(TIMEOUT_TASK)
+
+
+def coordinator_of(broker: Broker, transactional_id: str) -> TransactionCoordinator | None:
+    """The coordinator of ``transactional_id`` in this process: this broker's, or that
+    of the broker of the same in-process cluster leading the id's partition (None:
+    no leader, or the topic does not exist yet)."""
+    runtime = txn_runtime_of(broker)
+    partition = runtime.coordinator.partition_for(transactional_id)
+    if runtime.topic_partitions() == 0:
+        return None
+    member = member_of(broker)
+    if member is None:
+        return runtime.coordinator
+    state = member.state((TRANSACTION_STATE, partition))
+    if state is None or state.leader < 0:
+        return None
+    target = broker if state.leader == broker.node_id else member.peer(state.leader)
+    return None if target is None else txn_runtime_of(target).coordinator
 
 
 def txn_runtime_of(broker: Broker) -> TxnRuntime:
