@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from lethe_formats.errors import FormatError
 from lethe_formats.model import ControlType, Record, RecordBatch
 from lethe_formats.protocol.error_codes import ErrorCode
-from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION
+from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP
 from lethe_formats.records.control import decode_control_key
 from lethe_formats.records.scan import read_log
 
@@ -182,9 +182,7 @@ class GroupRuntime:
 
     def find_coordinator(self, key_type: int, key: str) -> ErrorCode:
         """``KafkaApis.getCoordinator`` for one key (see the handler module)."""
-        if key_type == KEY_TYPE_TRANSACTION:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if key_type != KEY_TYPE_GROUP:
+        if key_type != KEY_TYPE_GROUP:  # transactions: lethe_reference.cluster.txn_runtime
             return ErrorCode.INVALID_REQUEST
         partitions = self.offsets_topic_partitions()
         if partitions == 0:
