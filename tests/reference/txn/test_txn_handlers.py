@@ -25,16 +25,27 @@ from lethe_formats.coordinator.transaction_log import TRANSACTION_STATES, decode
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.model import RecordBatch
 from lethe_formats.protocol.api_keys import ApiKey
+from lethe_formats.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from lethe_formats.protocol.messages.describe_producers import (
     DescribeProducersRequest,
     DescribeProducersRequestTopic,
 )
 from lethe_formats.protocol.messages.describe_transactions import DescribeTransactionsRequest
+from lethe_formats.protocol.messages.find_coordinator import FindCoordinatorRequest
 from lethe_formats.protocol.messages.list_transactions import ListTransactionsRequest
+from lethe_formats.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+)
 from lethe_formats.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
     TopicProduceData,
+)
+from lethe_formats.protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
 )
 from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_formats.records.scan import read_log
@@ -241,3 +252,66 @@ def test_acl_authorizer_refuses_transactional_ids(tmp_path: Path) -> None:
         broker, ApiKey.DESCRIBE_TRANSACTIONS, 0, DescribeTransactionsRequest(("secret",))
     ).transaction_states
     assert state.error_code == 53
+
+
+def _offset_commit(
+    broker: Broker, txn: Txn, group: str, tp: tuple[str, int], offset: int
+) -> TxnOffsetCommitRequest:
+    """The group's coordinator is found first (creating __consumer_offsets), as a client
+    does; then the TxnOffsetCommit request of ``txn`` for ``tp``."""
+    find = FindCoordinatorRequest(key_type=0, coordinator_keys=(group,))
+    codes = [call(broker, ApiKey.FIND_COORDINATOR, 4, find).coordinators[0].error_code]
+    codes.append(call(broker, ApiKey.FIND_COORDINATOR, 4, find).coordinators[0].error_code)
+    assert codes == [15, 0]  # the offsets topic is created by the first lookup
+    partition = TxnOffsetCommitRequestPartition(tp[1], offset, -1, None)
+    topics = (TxnOffsetCommitRequestTopic(tp[0], (partition,)),)
+    return TxnOffsetCommitRequest(txn.id, group, txn.producer_id, txn.epoch, topics=topics)
+
+
+def test_transaction_version_2_client(tmp_path: Path) -> None:
+    """KIP-890 part 2 (finalized transaction.version 2): Produce v12 adds the
+    partition, TxnOffsetCommit v5 adds the group, EndTxn v5 returns epoch + 1."""
+    broker = new_broker(tmp_path)
+    broker.create_topic("tv2", 1)
+    txn = Txn(broker, "tv2-tx")
+    txn.init()
+    answer = txn.produce(("tv2", 0), b"a", version=12)  # no AddPartitionsToTxn
+    assert answer.error_code == 0
+    (state,) = call(
+        broker, ApiKey.DESCRIBE_TRANSACTIONS, 0, DescribeTransactionsRequest(("tv2-tx",))
+    ).transaction_states
+    assert (state.transaction_state, [(t.topic, t.partitions) for t in state.topics]) == (
+        "Ongoing",
+        [("tv2", (0,))],
+    )
+    commit = _offset_commit(broker, txn, "tv2-group", ("tv2", 0), 1)
+    committed = call(broker, ApiKey.TXN_OFFSET_COMMIT, 5, commit)
+    assert committed.topics[0].partitions[0].error_code == 0
+    ended = txn.end(True, version=5)
+    assert (ended.error_code, ended.producer_id, ended.producer_epoch) == (0, 0, 1)
+    markers = [b for b in _batches(broker, "tv2", 0) if b.header.is_control]
+    assert [(m.header.base_offset, m.header.producer_epoch) for m in markers] == [(1, 1)]
+    fetched = call(
+        broker, ApiKey.OFFSET_FETCH, 8,
+        OffsetFetchRequest(groups=(OffsetFetchRequestGroup("tv2-group", topics=None),)),
+    )  # fmt: skip
+    assert [
+        (p.partition_index, p.committed_offset) for p in fetched.groups[0].topics[0].partitions
+    ] == [(0, 1)]
+
+
+def test_txn_offset_commit_v4_needs_add_offsets(tmp_path: Path) -> None:
+    broker = new_broker(tmp_path)
+    broker.create_topic("tv1", 1)
+    txn = Txn(broker, "tv1-tx")
+    txn.init()
+    txn.add(("tv1", 0))
+    commit = _offset_commit(broker, txn, "tv1-group", ("tv1", 0), 1)
+    refused = call(broker, ApiKey.TXN_OFFSET_COMMIT, 4, commit)
+    assert refused.topics[0].partitions[0].error_code == 48  # INVALID_TXN_STATE
+    added = call(
+        broker, ApiKey.ADD_OFFSETS_TO_TXN, 3,
+        AddOffsetsToTxnRequest("tv1-tx", txn.producer_id, txn.epoch, "tv1-group"),
+    )  # fmt: skip
+    assert added.error_code == 0
+    assert call(broker, ApiKey.TXN_OFFSET_COMMIT, 4, commit).topics[0].partitions[0].error_code == 0
