@@ -36,6 +36,7 @@ from lethe_formats.protocol.messages.list_transactions import ListTransactionsRe
 from lethe_formats.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
     OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
 )
 from lethe_formats.protocol.messages.produce import (
     PartitionProduceData,
@@ -268,6 +269,19 @@ def _offset_commit(
     return TxnOffsetCommitRequest(txn.id, group, txn.producer_id, txn.epoch, topics=topics)
 
 
+def _fetched(broker: Broker, group: str, *, stable: bool) -> list[tuple[int, int, int]]:
+    """(partition, offset, error) of OffsetFetch v8 for partition 0 of "tv2"."""
+    topics = (OffsetFetchRequestTopic("tv2", (0,)),)
+    request = OffsetFetchRequest(
+        groups=(OffsetFetchRequestGroup(group, topics=topics),), require_stable=stable
+    )
+    answer = call(broker, ApiKey.OFFSET_FETCH, 8, request)
+    return [
+        (p.partition_index, p.committed_offset, p.error_code)
+        for p in answer.groups[0].topics[0].partitions
+    ]
+
+
 def test_transaction_version_2_client(tmp_path: Path) -> None:
     """KIP-890 part 2 (finalized transaction.version 2): Produce v12 adds the
     partition, TxnOffsetCommit v5 adds the group, EndTxn v5 returns epoch + 1."""
@@ -287,17 +301,13 @@ def test_transaction_version_2_client(tmp_path: Path) -> None:
     commit = _offset_commit(broker, txn, "tv2-group", ("tv2", 0), 1)
     committed = call(broker, ApiKey.TXN_OFFSET_COMMIT, 5, commit)
     assert committed.topics[0].partitions[0].error_code == 0
+    assert _fetched(broker, "tv2-group", stable=True) == [(0, -1, 88)]  # UNSTABLE_OFFSET_COMMIT
+    assert _fetched(broker, "tv2-group", stable=False) == [(0, -1, 0)]  # not visible yet
     ended = txn.end(True, version=5)
     assert (ended.error_code, ended.producer_id, ended.producer_epoch) == (0, 0, 1)
     markers = [b for b in _batches(broker, "tv2", 0) if b.header.is_control]
     assert [(m.header.base_offset, m.header.producer_epoch) for m in markers] == [(1, 1)]
-    fetched = call(
-        broker, ApiKey.OFFSET_FETCH, 8,
-        OffsetFetchRequest(groups=(OffsetFetchRequestGroup("tv2-group", topics=None),)),
-    )  # fmt: skip
-    assert [
-        (p.partition_index, p.committed_offset) for p in fetched.groups[0].topics[0].partitions
-    ] == [(0, 1)]
+    assert _fetched(broker, "tv2-group", stable=True) == [(0, 1, 0)]
 
 
 def test_txn_offset_commit_v4_needs_add_offsets(tmp_path: Path) -> None:
