@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from broker_process import BrokerProcess
 from lethe_formats.model import ControlType, RecordBatch
+from lethe_formats.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from lethe_formats.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnRequest,
     AddPartitionsToTxnTopic,
@@ -33,10 +34,20 @@ from lethe_formats.protocol.messages.find_coordinator import (
     FindCoordinatorRequest,
 )
 from lethe_formats.protocol.messages.init_producer_id import InitProducerIdRequest
+from lethe_formats.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+)
 from lethe_formats.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
     TopicProduceData,
+)
+from lethe_formats.protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitRequestPartition,
+    TxnOffsetCommitRequestTopic,
 )
 from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_formats.records.control import decode_control_key
@@ -158,3 +169,39 @@ def test_a_committed_transaction_survives_a_clean_restart(broker: TxnBroker) -> 
     broker.stop()
     markers = [b for b in _batches(broker.log_dir) if b.header.is_control]
     assert [decode_control_key(m.records[0].key)[1] for m in markers] == [ControlType.COMMIT]
+
+
+def test_offsets_of_an_open_transaction_survive_kill_9_and_commit(broker: TxnBroker) -> None:
+    """TxnOffsetCommit's records of a transaction still open at the crash stay
+    pending after the reload and become the group's offsets when it commits."""
+    group = "restart-group"
+    find = FindCoordinatorRequest(key_type=0, coordinator_keys=(group,))
+    deadline = time.monotonic() + DEADLINE_S
+    while broker.exchange(find, 4).coordinators[0].error_code != 0:  # type: ignore[attr-defined]
+        assert time.monotonic() < deadline, "no group coordinator"
+    producer = broker.init(timeout_ms=60000)
+    broker.begin_and_produce(producer, 0)
+    added: Any = broker.exchange(AddOffsetsToTxnRequest(TID, *producer, group), 3)
+    assert added.error_code == 0
+    partition = TxnOffsetCommitRequestPartition(0, 1, -1, None)
+    commit = TxnOffsetCommitRequest(
+        TID, group, *producer, topics=(TxnOffsetCommitRequestTopic(TOPIC, (partition,)),)
+    )
+    answer: Any = broker.exchange(commit, 3)
+    assert answer.topics[0].partitions[0].error_code == 0
+    broker.crash()
+    broker.start()
+    broker.wait_for_coordinator()
+    while broker.exchange(find, 4).coordinators[0].error_code != 0:  # type: ignore[attr-defined]
+        assert time.monotonic() < deadline, "no group coordinator after the restart"
+    fetch = OffsetFetchRequest(
+        groups=(OffsetFetchRequestGroup(group, topics=(OffsetFetchRequestTopic(TOPIC, (0,)),)),),
+        require_stable=True,
+    )
+    pending: Any = broker.exchange(fetch, 8)
+    assert pending.groups[0].topics[0].partitions[0].error_code == 88  # UNSTABLE_OFFSET_COMMIT
+    end: Any = broker.exchange(EndTxnRequest(TID, *producer, True), 3)
+    assert end.error_code == 0
+    fetched: Any = broker.exchange(fetch, 8)
+    found = fetched.groups[0].topics[0].partitions[0]
+    assert (found.error_code, found.committed_offset) == (0, 1)
