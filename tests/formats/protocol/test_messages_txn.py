@@ -13,7 +13,6 @@ InitProducerId's transactional form.
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 import pytest
@@ -49,6 +48,12 @@ from lethe_formats.protocol.messages.write_txn_markers import (
     WriteTxnMarkersRequest,
 )
 from lethe_formats.protocol.registry import api
+from wire_bytes import carr as _carr
+from wire_bytes import cstr as _cstr
+from wire_bytes import i16 as _i16
+from wire_bytes import i32 as _i32
+from wire_bytes import i64 as _i64
+from wire_bytes import string as _str
 from wire_golden import frame_by_seq
 
 #: API key -> (lowest, highest) version Kafka 4.0 advertised (golden ApiVersions frame #0002).
@@ -62,30 +67,6 @@ TXN_APIS = {
     65: (0, 0),  # DescribeTransactions
     66: (0, 1),  # ListTransactions
 }
-
-
-def _i16(value: int) -> bytes:
-    return struct.pack(">h", value)
-
-
-def _i32(value: int) -> bytes:
-    return struct.pack(">i", value)
-
-
-def _i64(value: int) -> bytes:
-    return struct.pack(">q", value)
-
-
-def _str(text: str) -> bytes:
-    return _i16(len(text)) + text.encode()
-
-
-def _cstr(text: str) -> bytes:
-    return bytes([len(text) + 1]) + text.encode()
-
-
-def _carr(count: int) -> bytes:
-    return bytes([count + 1])
 
 
 TAGS = b"\x00"  # an empty tagged-field buffer
