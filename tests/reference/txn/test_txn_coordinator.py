@@ -230,3 +230,21 @@ def test_describe_and_list() -> None:
     io.now += 100
     assert c.list_transactions(duration_ms=100)[0] == []
     assert len(c.list_transactions(duration_ms=99)[0]) == 1
+
+
+def test_exhausted_epoch_rotates_the_producer_id() -> None:
+    """``isEpochExhausted`` (epoch >= Short.MAX_VALUE - 1): InitProducerId hands out a new
+    producer id at epoch 0 and remembers the old one (prepareProducerIdRotation)."""
+    from lethe_formats.coordinator.transaction_log import (
+        encode_transaction_key,
+        encode_transaction_value,
+    )
+    from lethe_reference.cluster.txn.metadata import TxnMetadata, to_value
+
+    io = FakeIO(next_id=5)
+    c = TransactionCoordinator(io)
+    worn = TxnMetadata(TID, 3, 32766, 60000, TxnState.COMPLETE_COMMIT, io.now)
+    c.load(_partition(c), [(encode_transaction_key(TID), encode_transaction_value(to_value(worn)))])
+    rotated = c.init_producer_id(TID, 60000)
+    assert (rotated.error, rotated.producer_id, rotated.producer_epoch) == (E.NONE, 5, 0)
+    assert c.txns[TID].previous_producer_id == 3
