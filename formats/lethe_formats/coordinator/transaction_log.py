@@ -25,11 +25,13 @@ Kafka's ``TransactionState`` ids, :data:`TRANSACTION_STATES`.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Any
 
 from construct import ConstructError
 
+from lethe_formats.coordinator._fields import encode_uvarint
 from lethe_formats.coordinator._message import (
     ArrayOf,
     Field,
@@ -53,6 +55,8 @@ __all__ = [
     "TransactionPartitions",
     "decode_transaction_key",
     "decode_transaction_value",
+    "encode_transaction_key",
+    "encode_transaction_value",
 ]
 
 #: ``TransactionState`` by id, as Kafka 4.0 names them.
@@ -171,3 +175,64 @@ def decode_transaction_value(data: bytes | None) -> TransactionLogValue | None:
     except ConstructError as error:
         raise CorruptRecordError(str(error), position=0, field="value") from None
     return value
+
+
+def encode_transaction_key(transactional_id: str) -> bytes:
+    """Key version 0: int16 0, then the id as an int16-length string."""
+    raw = transactional_id.encode()
+    return struct.pack(">hh", 0, len(raw)) + raw
+
+
+def _compact_string(text: str) -> bytes:
+    raw = text.encode()
+    return encode_uvarint(len(raw) + 1) + raw
+
+
+def _tagged(value: TransactionLogValue) -> bytes:
+    """v1's tagged fields, each written only when it differs from its default
+    (-1, -1, 0), as Kafka's generated writer does; unknown tags kept."""
+    entries = list(value.unknown_tags)
+    if value.previous_producer_id != -1:
+        entries.append((0, struct.pack(">q", value.previous_producer_id)))
+    if value.next_producer_id != -1:
+        entries.append((1, struct.pack(">q", value.next_producer_id)))
+    if value.client_transaction_version != 0:
+        entries.append((2, struct.pack(">h", value.client_transaction_version)))
+    entries.sort()
+    out = encode_uvarint(len(entries))
+    for tag, data in entries:
+        out += encode_uvarint(tag) + encode_uvarint(len(data)) + data
+    return out
+
+
+def encode_transaction_value(value: TransactionLogValue) -> bytes:
+    """Value bytes at version 1 (the only version Kafka 4.0 writes), flexible.
+
+    The golden ``__transaction_state-24`` records are reproduced byte for byte
+    by this layout (tests/formats/coordinator).
+    """
+    if value.version != 1:
+        raise UnsupportedVersionError(f"TransactionLogValue: writes version 1, not {value.version}")
+    out = struct.pack(
+        ">hqhib",
+        1,
+        value.producer_id,
+        value.producer_epoch,
+        value.transaction_timeout_ms,
+        value.transaction_status,
+    )
+    partitions = value.transaction_partitions
+    if partitions is None:
+        out += b"\x00"
+    else:
+        out += encode_uvarint(len(partitions) + 1)
+        for entry in partitions:
+            out += _compact_string(entry.topic) + encode_uvarint(len(entry.partition_ids) + 1)
+            out += b"".join(struct.pack(">i", p) for p in entry.partition_ids)
+            out += encode_uvarint(len(entry.unknown_tags))
+            for tag, data in entry.unknown_tags:
+                out += encode_uvarint(tag) + encode_uvarint(len(data)) + data
+    out += struct.pack(
+        ">qq", value.transaction_last_update_timestamp_ms, value.transaction_start_timestamp_ms
+    )
+    return out + _tagged(value)

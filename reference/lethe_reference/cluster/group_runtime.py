@@ -63,13 +63,15 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lethe_formats.errors import FormatError
-from lethe_formats.model import Record, RecordBatch
+from lethe_formats.model import ControlType, Record, RecordBatch
 from lethe_formats.protocol.error_codes import ErrorCode
-from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION
+from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP
+from lethe_formats.records.control import decode_control_key
 from lethe_formats.records.scan import read_log
 
 from lethe_reference.cluster.group import AppendError, GroupConfig, GroupCoordinator, Pending
 from lethe_reference.cluster.group.consumer import ASSIGNORS, ConsumerConfig
+from lethe_reference.cluster.group.persistence import replay
 from lethe_reference.cluster.membership import leader_epoch
 from lethe_reference.config import BrokerConfig
 from lethe_reference.handlers.partition_ops.common import complete_delayed
@@ -95,6 +97,7 @@ __all__ = [
     "runtime_of",
     "shutdown",
     "start",
+    "stored_records",
 ]
 
 _log = logging.getLogger(__name__)
@@ -198,8 +201,13 @@ class GroupRuntime:
     def _load(self, partition: int, log: PartitionLog) -> None:
         if is_unreadable(self.broker, CONSUMER_OFFSETS, partition):
             return  # an injected read failure: stays unloaded, as a failed replay
+        still_open: dict[int, list[Record]] = {}
         try:
-            self.coordinator.load(partition, list(_stored_records(log)))
+            self.coordinator.load(partition, list(stored_records(log, still_open)))
+            for producer_id, records in still_open.items():  # their marker is still to come
+                for group_id, offsets in replay(records).offsets.items():
+                    kept = {tp: o for tp, o in offsets.items() if o is not None}
+                    self.coordinator.pending_txn_offsets[producer_id, group_id] = kept
         except FormatError as error:
             _log.error(
                 "loading %s-%d failed, its groups stay unavailable: %s",
@@ -210,9 +218,7 @@ class GroupRuntime:
 
     def find_coordinator(self, key_type: int, key: str) -> ErrorCode:
         """``KafkaApis.getCoordinator`` for one key (see the handler module)."""
-        if key_type == KEY_TYPE_TRANSACTION:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if key_type != KEY_TYPE_GROUP:
+        if key_type != KEY_TYPE_GROUP:  # transactions: lethe_reference.cluster.txn_runtime
             return ErrorCode.INVALID_REQUEST
         partitions = self.offsets_topic_partitions()
         if partitions == 0:
@@ -239,7 +245,11 @@ class GroupRuntime:
         if log is None:
             raise AppendError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         try:
-            log.append_as_leader(batch, leader_epoch(self.broker, CONSUMER_OFFSETS, partition))
+            log.append_as_leader(
+                batch,
+                leader_epoch(self.broker, CONSUMER_OFFSETS, partition),
+                from_coordinator=True,
+            )
         except LogError as error:
             raise AppendError(error.error_code, error.message) from None
         except OSError as error:  # an IOException is a KafkaStorageException in Kafka
@@ -278,8 +288,37 @@ class GroupRuntime:
         self.broker.scheduler.cancel(TICK_TASK)
 
 
-def _stored_records(log: PartitionLog) -> Iterator[Record]:
-    """Records of non-control batches from the log start offset to the log end."""
+def stored_records(
+    log: PartitionLog, still_open: dict[int, list[Record]] | None = None
+) -> Iterator[Record]:
+    """Records from the log start offset to the log end, as a coordinator replays
+    them: control batches skipped; a transaction's records (TxnOffsetCommit) held
+    until its marker and yielded there on COMMIT, dropped on ABORT; those of a
+    transaction still open at the end are left in ``still_open`` (producer id ->
+    records) instead."""
+    pending: dict[int, list[Record]] = {} if still_open is None else still_open
+    for entry, records in _stored_batches(log):
+        header = entry.header
+        if header.is_control:
+            held = pending.pop(header.producer_id, [])
+            if records and _is_commit(records[0]):
+                yield from held
+        elif header.is_transactional:
+            pending.setdefault(header.producer_id, []).extend(records)
+        else:
+            yield from records
+
+
+def _is_commit(record: Record) -> bool:
+    try:
+        return decode_control_key(record.key)[1] is ControlType.COMMIT
+    except FormatError:
+        return False
+
+
+def _stored_batches(log: PartitionLog) -> Iterator[tuple[RecordBatch, list[Record]]]:
+    """Each v2 batch from the log start to the log end, with its records at or
+    above the offset the read started at."""
     offset = log.log_start_offset
     while offset < log.log_end_offset:
         data = read(log, offset, _READ_CHUNK, isolation=FetchIsolation.LOG_END).records
@@ -289,10 +328,8 @@ def _stored_records(log: PartitionLog) -> Iterator[Record]:
                 if not isinstance(entry, RecordBatch):
                     next_offset = max(next_offset, entry.offset + 1)
                     continue
-                header = entry.header
-                next_offset = max(next_offset, header.next_offset)
-                if not header.is_control:
-                    yield from (r for r in entry.records if entry.offset_of(r) >= offset)
+                next_offset = max(next_offset, entry.header.next_offset)
+                yield entry, [r for r in entry.records if entry.offset_of(r) >= offset]
         except FormatError:
             if next_offset == offset:  # not a batch cut by the chunk size: broken data
                 raise

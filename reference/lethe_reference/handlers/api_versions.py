@@ -23,13 +23,15 @@ it (``handled_api_keys(broker)``).
 Features (v3+, tagged fields). Kafka 4.0 lists supported features (a v3
 response leaves out those whose minimum version is 0, which pre-4.0 clients
 misread) and the finalized levels. lethe reports the supported ranges exactly
-as Kafka 4.0 and finalizes ``group.version`` 1 (the KIP-848 consumer protocol,
-ConsumerGroupHeartbeat, which Kafka's admin client and consumers check before
-they use it), ``metadata.version`` 25 and ``kraft.version`` 1, not
-``transaction.version`` 2: that announces the KIP-890 transaction protocol, which
-this broker does not serve, and a client decides from these levels which
-protocol to speak. The features epoch is the broker's metadata
-epoch (Kafka: the offset of the last feature record in the metadata log).
+as Kafka 4.0 and finalizes what it serves, as a new Kafka 4.0 cluster does:
+``group.version`` 1 (the KIP-848 consumer protocol, ConsumerGroupHeartbeat,
+which Kafka's admin client and consumers check before they use it),
+``transaction.version`` 2 (the KIP-890 transaction protocol: an epoch bump per
+transaction, partitions added by the leader on Produce v12, the group by
+TxnOffsetCommit v5), ``kraft.version`` 1 and ``metadata.version`` 25, in Kafka's
+order; a client decides from these levels which protocol to speak. The
+features epoch is the broker's metadata epoch (Kafka: the offset of the last
+feature record in the metadata log).
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ SUPPORTED_FEATURES: tuple[tuple[str, int, int], ...] = (
 #: (name, level) finalized on this broker (see the module docstring).
 FINALIZED_FEATURES: tuple[tuple[str, int], ...] = (
     ("group.version", 1),
+    ("transaction.version", 2),
     ("kraft.version", 1),
     ("metadata.version", 25),
 )

@@ -16,7 +16,6 @@ Three kinds of check:
 
 from __future__ import annotations
 
-import struct
 import uuid
 from typing import Any
 
@@ -89,6 +88,11 @@ from lethe_formats.protocol.messages.sasl_handshake import (
 )
 from lethe_formats.protocol.registry import api
 from lethe_formats.protocol.schema import Struct
+from wire_bytes import cstr as _cstr
+from wire_bytes import i16 as _i16
+from wire_bytes import i32 as _i32
+from wire_bytes import i64 as _i64
+from wire_bytes import string as _str
 from wire_golden import Frame, frame_by_seq
 from wire_strategies import message_values
 
@@ -111,26 +115,6 @@ ADMIN_APIS = {
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5  # ConfigSource ids
 CONFIG_TYPE_INT, CONFIG_TYPE_LIST = 3, 7
-
-
-def _i16(value: int) -> bytes:
-    return struct.pack(">h", value)
-
-
-def _i32(value: int) -> bytes:
-    return struct.pack(">i", value)
-
-
-def _i64(value: int) -> bytes:
-    return struct.pack(">q", value)
-
-
-def _str(text: str) -> bytes:
-    return _i16(len(text)) + text.encode()
-
-
-def _cstr(text: str) -> bytes:
-    return bytes([len(text) + 1]) + text.encode()
 
 
 def _body(frame: Frame) -> Any:

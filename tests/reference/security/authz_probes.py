@@ -28,6 +28,7 @@ from authz_table import (
     Probe,
     same,
 )
+from authz_txn_probes import TXN_PROBES
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.messages import (
     api_versions,
@@ -527,3 +528,4 @@ PROBES: tuple[Probe, ...] = (
     ),
     *ADMIN_PROBES,
 )
+PROBES += TXN_PROBES

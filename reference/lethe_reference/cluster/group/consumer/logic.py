@@ -55,7 +55,6 @@ from lethe_reference.cluster.group.consumer.api import (
 from lethe_reference.cluster.group.consumer.heartbeat import ConsumerHeartbeatLogic
 from lethe_reference.cluster.group.consumer.persistence import changes
 from lethe_reference.cluster.group.deletion import OffsetDeleteResult
-from lethe_reference.cluster.group.offsets import _fetched
 from lethe_reference.cluster.group.support import Pending
 
 __all__ = ["CONSUMER_PROTOCOL_TYPE", "ConsumerGroupLogic"]
@@ -159,10 +158,12 @@ class ConsumerGroupLogic(ConsumerHeartbeatLogic):
         partitions: Iterable[TopicPartition] | None = None,
         member_id: str | None = None,
         member_epoch: int = -1,
+        *,
+        require_stable: bool = False,
     ) -> OffsetFetchResult:
         group = self.consumer_groups.get(group_id)
         if group is None:
-            return super().fetch_offsets(group_id, partitions)
+            return super().fetch_offsets(group_id, partitions, require_stable=require_stable)
         self._advance()
         error = self._precheck(group_id)
         if not error and not (member_id is None and member_epoch < 0):
@@ -174,8 +175,7 @@ class ConsumerGroupLogic(ConsumerHeartbeatLogic):
         if error:
             return OffsetFetchResult(error)
         stored = self.offsets.get(group_id, {})
-        wanted = sorted(stored) if partitions is None else list(partitions)
-        return OffsetFetchResult(codes.NONE, {tp: _fetched(stored.get(tp)) for tp in wanted})
+        return self._offsets_answer(group_id, stored, partitions, require_stable)
 
     def delete_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition]

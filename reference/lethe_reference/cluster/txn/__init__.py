@@ -1,0 +1,1 @@
+"""The transaction coordinator: states, metadata, EndTxn rules, the coordinator itself."""
