@@ -54,7 +54,7 @@ from lethe_formats.protocol.messages.offset_fetch import (
 from lethe_formats.protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from lethe_formats.records.builder import RecordSpec, build_batch
 from lethe_reference.broker import Broker
-from lethe_reference.cluster.group_runtime import _stored_records
+from lethe_reference.cluster.group_runtime import stored_records
 from lethe_reference.handlers import group_deletion
 from lethe_reference.metadata import CONSUMER_OFFSETS
 from partition_ops_support import list_offsets, produce
@@ -264,7 +264,7 @@ def test_consumer_groups_tool_scenario_answers_as_kafka(tmp_path: Path) -> None:
     assert described(broker, anonymous).group_state == "Dead"
     partition = broker.group_coordinator.partition_for(anonymous)
     log = broker.log(CONSUMER_OFFSETS, partition)
-    last = decode_record(list(_stored_records(log))[-1])
+    last = decode_record(list(stored_records(log))[-1])
     assert (last.key, last.value) == (GroupMetadataKey(anonymous), None)
 
 
