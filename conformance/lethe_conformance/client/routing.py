@@ -25,6 +25,13 @@ did nothing; the caller forgets what the view knew about that part, asks again
 and resends only if the destination changed (a deliberate probe, e.g. a fenced
 epoch on a steady leader, is answered once, as sent).
 
+A transactional id's requests (InitProducerId with a transactional id,
+AddPartitionsToTxn in its client form, AddOffsetsToTxn, EndTxn,
+DescribeTransactions) go to its transaction coordinator, found with
+FindCoordinator key type 1 and kept apart from the group coordinators (a group
+and a transactional id may share a name); TxnOffsetCommit goes to its group's
+coordinator, as Kafka's producer sends it.
+
 A broker config resource (DescribeConfigs / IncrementalAlterConfigs naming a
 node id) goes to that broker, as Kafka's admin client sends it. A topic's
 DescribeConfigs goes to the leader of its partition 0: any broker may answer
@@ -44,16 +51,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
+from lethe_formats.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest
 from lethe_formats.protocol.messages.delete_groups import DeleteGroupsRequest
 from lethe_formats.protocol.messages.delete_records import DeleteRecordsRequest
 from lethe_formats.protocol.messages.describe_configs import DescribeConfigsRequest
 from lethe_formats.protocol.messages.describe_groups import DescribeGroupsRequest
+from lethe_formats.protocol.messages.describe_transactions import DescribeTransactionsRequest
+from lethe_formats.protocol.messages.end_txn import EndTxnRequest
 from lethe_formats.protocol.messages.fetch import FetchRequest
 from lethe_formats.protocol.messages.find_coordinator import FindCoordinatorResponse
 from lethe_formats.protocol.messages.heartbeat import HeartbeatRequest
 from lethe_formats.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsRequest,
 )
+from lethe_formats.protocol.messages.init_producer_id import InitProducerIdRequest
 from lethe_formats.protocol.messages.join_group import JoinGroupRequest
 from lethe_formats.protocol.messages.leave_group import LeaveGroupRequest
 from lethe_formats.protocol.messages.list_offsets import ListOffsetsRequest
@@ -63,6 +75,7 @@ from lethe_formats.protocol.messages.offset_delete import OffsetDeleteRequest
 from lethe_formats.protocol.messages.offset_fetch import OffsetFetchRequest
 from lethe_formats.protocol.messages.produce import ProduceRequest
 from lethe_formats.protocol.messages.sync_group import SyncGroupRequest
+from lethe_formats.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
 from lethe_formats.protocol.schema import Struct
 
 __all__ = [
@@ -75,6 +88,7 @@ __all__ = [
     "needs",
     "split",
     "stale",
+    "transaction_of",
 ]
 
 #: Answers meaning "this broker is not (any more) the one to ask": Kafka's clients
@@ -136,12 +150,22 @@ _GROUP_ID = (
     LeaveGroupRequest,
     OffsetCommitRequest,
     OffsetDeleteRequest,
+    TxnOffsetCommitRequest,
+)
+#: Requests about one transactional id, for its transaction coordinator.
+_TRANSACTION = (
+    InitProducerIdRequest,
+    AddPartitionsToTxnRequest,
+    AddOffsetsToTxnRequest,
+    EndTxnRequest,
+    DescribeTransactionsRequest,
 )
 #: Every request type that goes somewhere in particular; the rest go to any broker.
 ROUTED: frozenset[type[Struct]] = frozenset(
     {
         *_SHAPES,
         *_GROUP_ID,
+        *_TRANSACTION,
         OffsetFetchRequest,
         DescribeGroupsRequest,
         DeleteGroupsRequest,
@@ -160,6 +184,7 @@ class ClusterView:
     topics: set[str] = field(default_factory=set)
     names: dict[uuid.UUID, str] = field(default_factory=dict)
     coordinators: dict[str, int] = field(default_factory=dict)
+    txn_coordinators: dict[str, int] = field(default_factory=dict)
 
     def learn_metadata(self, answer: MetadataResponse) -> None:
         """Brokers and leaders from a Metadata answer. A topic is known only once every
@@ -177,8 +202,11 @@ class ClusterView:
             if topic.partitions and all(p.leader_id >= 0 for p in topic.partitions):
                 self.topics.add(topic.name)
 
-    def learn_coordinator(self, group: str, answer: FindCoordinatorResponse) -> None:
-        """The group's coordinator, from a FindCoordinator answer (v0-3 or batched v4+)."""
+    def learn_coordinator(
+        self, group: str, answer: FindCoordinatorResponse, *, transaction: bool = False
+    ) -> None:
+        """The coordinator of a group (or, with ``transaction``, of a transactional id),
+        from a FindCoordinator answer (v0-3 or batched v4+)."""
         found = [c for c in answer.coordinators if c.key == group]
         if found:
             entry = found[0]
@@ -187,7 +215,7 @@ class ClusterView:
             code, node, host, port = answer.error_code, answer.node_id, answer.host, answer.port
         if code == ErrorCode.NONE and node >= 0:
             self.brokers[node] = (host, port)
-            self.coordinators[group] = node
+            (self.txn_coordinators if transaction else self.coordinators)[group] = node
 
     def forget_topics(self, names: Iterable[str]) -> None:
         for name in list(names):
@@ -197,6 +225,9 @@ class ClusterView:
 
     def forget_group(self, group: str) -> None:
         self.coordinators.pop(group, None)
+
+    def forget_transaction(self, transactional_id: str) -> None:
+        self.txn_coordinators.pop(transactional_id, None)
 
     def node_of(self, topic: str, partition: int) -> int | None:
         node = self.leaders.get((topic, partition))
@@ -209,6 +240,7 @@ class Needs:
 
     topics: tuple[str, ...] = ()
     group: str | None = None
+    transactional_id: str | None = None
 
 
 def group_of(body: Struct) -> str | None:
@@ -224,6 +256,19 @@ def group_of(body: Struct) -> str | None:
     return None
 
 
+def transaction_of(body: Struct) -> str | None:
+    """The transactional id a transaction request is about (the first one of a
+    DescribeTransactions; None for an idempotent producer's InitProducerId)."""
+    if isinstance(body, AddPartitionsToTxnRequest):
+        return body.v3_and_below_transactional_id or None
+    if isinstance(body, DescribeTransactionsRequest):
+        return str(body.transactional_ids[0]) if body.transactional_ids else None
+    if isinstance(body, InitProducerIdRequest | AddOffsetsToTxnRequest | EndTxnRequest):
+        found = body.transactional_id
+        return None if found is None else str(found)
+    return None
+
+
 def needs(body: Struct, view: ClusterView) -> Needs:
     shape = _SHAPES.get(type(body))
     if shape is not None:
@@ -232,6 +277,9 @@ def needs(body: Struct, view: ClusterView) -> Needs:
     group = group_of(body)
     if group is not None and group not in view.coordinators:
         return Needs(group=group)
+    transactional_id = transaction_of(body)
+    if transactional_id is not None and transactional_id not in view.txn_coordinators:
+        return Needs(transactional_id=transactional_id)
     topic = _described_topic(body)
     if topic is not None and topic not in view.topics:
         return Needs(topics=(topic,))
@@ -250,6 +298,10 @@ def split(body: Struct, view: ClusterView) -> list[tuple[int | None, Struct]]:
     group = group_of(body)
     if group is not None:
         node = view.coordinators.get(group)
+        return [(node if node in view.brokers else None, body)]
+    transactional_id = transaction_of(body)
+    if transactional_id is not None:
+        node = view.txn_coordinators.get(transactional_id)
         return [(node if node in view.brokers else None, body)]
     return [(_config_node(body, view), body)]
 
