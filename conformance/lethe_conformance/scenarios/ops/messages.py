@@ -36,6 +36,7 @@ from lethe_conformance.scenarios.model import ReplaySpec, error_code, int64, to_
 from lethe_conformance.scenarios.ops.batches import FoundBatch, judge_batches
 from lethe_conformance.scenarios.ops.partitions import collect, judge, requested
 from lethe_conformance.scenarios.ops.registry import op
+from lethe_conformance.scenarios.ops.transactions import produce_in_transaction
 
 __all__ = ["SPECIAL_TIMESTAMPS", "produce_payloads", "replay_entries"]
 
@@ -107,6 +108,12 @@ def _record(data: Mapping[str, Any], value: Callable[[Any], int]) -> RecordSpec:
 
 @op("produce")
 def produce(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
+    if "transaction" in data:  # the producer's id, epoch and sequences (transactions.py)
+        batches = [
+            ([_record(r, ctx.value) for r in b["records"]], _CODECS[b.get("compression", "none")])
+            for b in data["batches"]
+        ]
+        return produce_in_transaction(ctx, data, path, batches)
     topic, partition = ctx.topic(data["topic"]), data["partition"]
     expect = data.get("expect", {})
     exp = Expectations()
