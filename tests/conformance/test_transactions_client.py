@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lethe_conformance.client import txn_calls
-from lethe_conformance.client.batches import fixture_entries
+from lethe_conformance.client.batches import fixture_entries, visible_records
 from lethe_conformance.client.routing import ClusterView, needs, split, transaction_of
 from lethe_conformance.client.transactional import TV1_MAX_VERSIONS, TransactionalProducer
 from lethe_conformance.outcomes import Outcome
@@ -190,3 +190,17 @@ def test_transaction_scenarios_are_not_applicable_without_the_apis() -> None:
         result.detail
     )
     assert result.steps == ()
+
+
+def test_read_committed_hides_the_aborted_transactions_the_fetch_lists() -> None:
+    """Golden pass0 fetched whole: txn2 (producer 0, offsets 6-7) is aborted, its ABORT
+    marker at 9; read_committed sees the rest of the data records, read_uncommitted all."""
+    blob = b"".join(fixture_entries(GOLDEN))
+    everything = [r.offset for r in visible_records(blob, 0)]
+    assert everything == [0, 1, 2, 3, 4, 6, 7, 8, 10, 11, 12, 13, 15, 16]
+    committed = [r.offset for r in visible_records(blob, 0, [(0, 6)])]
+    assert committed == [0, 1, 2, 3, 4, 8, 10, 11, 12, 13, 15, 16]
+    # an aborted transaction of another producer hides nothing of producer 0
+    assert [r.offset for r in visible_records(blob, 0, [(9, 6)])] == everything
+    # no list (read_committed with nothing aborted): nothing hidden
+    assert [r.offset for r in visible_records(blob, 0, [])] == everything

@@ -205,13 +205,14 @@ def _timestamp(value: str) -> int:
 @op("fetch")
 def fetch(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
     topic, partition, offset = ctx.topic(data["topic"]), data["partition"], int64(data["offset"])
+    isolation = _ISOLATION[data.get("isolation_level", "read_uncommitted")]
     response = calls.fetch(
         ctx.conn(),
         topic,
         partition,
         offset,
         max_bytes=data.get("max_bytes", 1 << 20),
-        isolation_level=_ISOLATION[data.get("isolation_level", "read_uncommitted")],
+        isolation_level=isolation,
         log_start_offset=int64(data.get("log_start_offset", "-1")),
         version=data.get("version"),
         tombstone_flag_aware=data.get("tombstone_flag_aware", False),
@@ -236,9 +237,11 @@ def fetch(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]
         first = int.from_bytes(entries[0][:8], "big", signed=True) if entries else None
         exp.equal(f"{where}.first_batch_offset", int64(expect["first_batch_offset"]), first)
     if "records" in expect:
-        _judge_records(
-            ctx, exp, f"{where}.records", expect["records"], visible_records(got.records, offset)
-        )
+        aborted = None  # read_uncommitted: every data record is seen
+        if isolation == _ISOLATION["read_committed"]:
+            aborted = [(a.producer_id, a.first_offset) for a in got.aborted_transactions or ()]
+        seen = visible_records(got.records, offset, aborted)
+        _judge_records(ctx, exp, f"{where}.records", expect["records"], seen)
     if "batches" in expect:
         judge_batches(ctx, exp, f"{where}.batches", expect["batches"], _fetched(got.records))
     return exp.mismatches

@@ -11,7 +11,9 @@ in the run context for the whole scenario. The ops follow a client's calls
 (the golden capture's ``case.json`` lists them so)::
 
     init_transactions           FindCoordinator(key type 1) until it answers, then
-                                InitProducerId; ``capture`` keeps the producer id/epoch
+                                InitProducerId; ``capture`` keeps the producer id/epoch;
+                                ``same_id_as`` makes a second producer instance of another
+                                producer's transactional id (it fences the first)
     begin_transaction           nothing sent (the coordinator learns of a transaction
                                 from its first addition)
     produce + "transaction"     AddPartitionsToTxn for a partition new to the
@@ -93,6 +95,10 @@ def _retrying(ctx: RunContext, send: Callable[[], int], expected: int) -> int:
 
 @op("init_transactions")
 def init_transactions(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
+    if "same_id_as" in data and data["producer"] not in ctx.producers:
+        # a second producer instance of the same transactional id: the one that fences
+        shared = producer_of(ctx, data["same_id_as"]).transactional_id
+        ctx.producers[data["producer"]] = TransactionalProducer(shared)
     producer = producer_of(ctx, data["producer"])
     if "transaction_timeout_ms" in data:
         producer.transaction_timeout_ms = data["transaction_timeout_ms"]
