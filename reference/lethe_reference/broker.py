@@ -70,7 +70,7 @@ from lethe_reference import faults
 from lethe_reference.background import BackgroundWork
 from lethe_reference.cleaner import LogCleaner
 from lethe_reference.clock import Clock, SystemClock
-from lethe_reference.cluster import group_runtime
+from lethe_reference.cluster import group_runtime, txn_runtime
 from lethe_reference.cluster.membership import cluster_event
 from lethe_reference.config import BrokerConfig, LogConfig, effective_log_config
 from lethe_reference.injected_failures import raise_if_replica_deletion_error
@@ -190,6 +190,7 @@ class Broker:
         self._schedule_periodic_tasks()
         partition_deletion.start(self)  # KIP-694 check, when delete.topic.partition.enable
         group_runtime.start(self)  # load __consumer_offsets, restart session timers
+        txn_runtime.start(self)  # load __transaction_state, complete prepared transactions
         self.started = True
         _log.info(
             "broker %d started: cluster %s, %d topics, log dir %s",
@@ -206,6 +207,7 @@ class Broker:
         self.background.abandon()  # the metadata is committed: startup finishes the logs
         for purgatory in self.purgatories.all():
             purgatory.expire_all()
+        txn_runtime.shutdown(self)
         group_runtime.shutdown(self)  # parked joins/syncs get NOT_COORDINATOR, as on unload
         self.scheduler.clear()
         if self.own_controller:

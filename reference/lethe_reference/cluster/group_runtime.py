@@ -62,9 +62,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lethe_formats.errors import FormatError
-from lethe_formats.model import Record, RecordBatch
+from lethe_formats.model import ControlType, Record, RecordBatch
 from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION
+from lethe_formats.records.control import decode_control_key
 from lethe_formats.records.scan import read_log
 
 from lethe_reference.cluster.group import AppendError, GroupConfig, GroupCoordinator, Pending
@@ -92,6 +93,7 @@ __all__ = [
     "runtime_of",
     "shutdown",
     "start",
+    "stored_records",
 ]
 
 _log = logging.getLogger(__name__)
@@ -169,7 +171,7 @@ class GroupRuntime:
         if is_unreadable(self.broker, CONSUMER_OFFSETS, partition):
             return  # an injected read failure: stays unloaded, as a failed replay
         try:
-            self.coordinator.load(partition, list(_stored_records(log)))
+            self.coordinator.load(partition, list(stored_records(log)))
         except FormatError as error:
             _log.error(
                 "loading %s-%d failed, its groups stay unavailable: %s",
@@ -209,7 +211,11 @@ class GroupRuntime:
         if log is None:
             raise AppendError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         try:
-            log.append_as_leader(batch, leader_epoch(self.broker, CONSUMER_OFFSETS, partition))
+            log.append_as_leader(
+                batch,
+                leader_epoch(self.broker, CONSUMER_OFFSETS, partition),
+                from_coordinator=True,
+            )
         except LogError as error:
             raise AppendError(error.error_code, error.message) from None
         except OSError as error:  # an IOException is a KafkaStorageException in Kafka
@@ -248,8 +254,34 @@ class GroupRuntime:
         self.broker.scheduler.cancel(TICK_TASK)
 
 
-def _stored_records(log: PartitionLog) -> Iterator[Record]:
-    """Records of non-control batches from the log start offset to the log end."""
+def stored_records(log: PartitionLog) -> Iterator[Record]:
+    """Records from the log start offset to the log end, as a coordinator replays
+    them: control batches skipped; a transaction's records (TxnOffsetCommit) held
+    until its marker and yielded there on COMMIT, dropped on ABORT; those of a
+    transaction still open at the end are not yielded."""
+    pending: dict[int, list[Record]] = {}
+    for entry, records in _stored_batches(log):
+        header = entry.header
+        if header.is_control:
+            held = pending.pop(header.producer_id, [])
+            if records and _is_commit(records[0]):
+                yield from held
+        elif header.is_transactional:
+            pending.setdefault(header.producer_id, []).extend(records)
+        else:
+            yield from records
+
+
+def _is_commit(record: Record) -> bool:
+    try:
+        return decode_control_key(record.key)[1] is ControlType.COMMIT
+    except FormatError:
+        return False
+
+
+def _stored_batches(log: PartitionLog) -> Iterator[tuple[RecordBatch, list[Record]]]:
+    """Each v2 batch from the log start to the log end, with its records at or
+    above the offset the read started at."""
     offset = log.log_start_offset
     while offset < log.log_end_offset:
         data = read(log, offset, _READ_CHUNK, isolation=FetchIsolation.LOG_END).records
@@ -259,10 +291,8 @@ def _stored_records(log: PartitionLog) -> Iterator[Record]:
                 if not isinstance(entry, RecordBatch):
                     next_offset = max(next_offset, entry.offset + 1)
                     continue
-                header = entry.header
-                next_offset = max(next_offset, header.next_offset)
-                if not header.is_control:
-                    yield from (r for r in entry.records if entry.offset_of(r) >= offset)
+                next_offset = max(next_offset, entry.header.next_offset)
+                yield entry, [r for r in entry.records if entry.offset_of(r) >= offset]
         except FormatError:
             if next_offset == offset:  # not a batch cut by the chunk size: broken data
                 raise

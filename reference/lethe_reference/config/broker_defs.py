@@ -174,6 +174,12 @@ _REPLICATION_AND_COORDINATORS = [
     ConfigKey("transaction.state.log.num.partitions", _I, 50, _at_least(1)),
     ConfigKey("transaction.state.log.replication.factor", _SH, 3, _at_least(1)),
     ConfigKey("transaction.state.log.min.isr", _I, 2, _at_least(1)),
+    ConfigKey("transaction.state.log.segment.bytes", _I, 100 * 1024 * 1024, _at_least(1)),
+    ConfigKey("transaction.max.timeout.ms", _I, 15 * 60 * 1000, _at_least(1)),
+    ConfigKey(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms", _I, 10000, _at_least(1)
+    ),
+    ConfigKey("transaction.partition.verification.enable", _B, True),
     ConfigKey("transactional.id.expiration.ms", _I, 7 * 24 * 60 * 60 * 1000, _at_least(1)),
     ConfigKey("producer.id.expiration.ms", _I, 24 * 60 * 60 * 1000, _at_least(1)),
 ]

@@ -18,7 +18,8 @@ FindCoordinator (``getCoordinator``), per key (v0-3 one ``key``, v4+ the
     key type 0 (group)        __consumer_offsets missing: create it, COORDINATOR_NOT_AVAILABLE
                               its partition for the key missing: COORDINATOR_NOT_AVAILABLE
                               else NONE, this node
-    key type 1 (transaction)  COORDINATOR_NOT_AVAILABLE (see below)
+    key type 1 (transaction)  COORDINATOR_NOT_AVAILABLE while __transaction_state is created,
+                              else NONE, the leader of the id's partition
     key type 2 (share)        INVALID_REQUEST (v6+: no share coordinator; before v6: illegal)
     other                     INVALID_REQUEST (Kafka throws; every key of the request fails)
 
@@ -28,10 +29,9 @@ answer an error with node -1, host "", port -1 and the error's stock
 message; success carries the message "NONE" (``Errors.NONE.message()``). v4+
 entries leave ``error_message`` "" unless the whole request failed.
 
-Transactions are not served. Kafka would create ``__transaction_state`` and
-name its leader; lethe answers as a Kafka whose ``__transaction_state``
-partition has no live leader: COORDINATOR_NOT_AVAILABLE, which clients retry
-until their own timeout (``max.block.ms``, ``transaction.timeout.ms``).
+Transactions (key type 1): the first lookup creates ``__transaction_state``
+and answers COORDINATOR_NOT_AVAILABLE (Kafka creates it asynchronously); then
+the leader of the id's partition (:mod:`lethe_reference.cluster.txn_runtime`).
 
 Version mapping (``JoinGroupResponse``, ``LeaveGroupResponse``, ...):
 
@@ -98,12 +98,13 @@ from lethe_reference.cluster.group import (
 )
 from lethe_reference.cluster.group_runtime import client_host, runtime_of
 from lethe_reference.cluster.metadata_view import cluster_leader
+from lethe_reference.cluster.txn_runtime import txn_runtime_of
 from lethe_reference.handlers import group_access as access
 from lethe_reference.handlers.authz import OMITTED, authorized_operations
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
 from lethe_reference.handlers.endpoints import advertised_endpoint
-from lethe_reference.metadata import CONSUMER_OFFSETS
+from lethe_reference.metadata import CONSUMER_OFFSETS, TRANSACTION_STATE
 from lethe_reference.purgatory import Deferred
 
 if TYPE_CHECKING:
@@ -126,13 +127,10 @@ def handle_find_coordinator(
     version, key_type = ctx.api_version, request.key_type
     node = (broker.node_id, *advertised_endpoint(broker, ctx))
     if version < 4:
-        code = access.find_refusal(broker, ctx, key_type, request.key) or runtime_of(
-            broker
-        ).find_coordinator(key_type, request.key)
+        code = access.find_refusal(broker, ctx, key_type, request.key) or ErrorCode.NONE
         found = node
-        if code is ErrorCode.NONE and key_type == KEY_TYPE_GROUP:
-            offsets = runtime_of(broker).coordinator.partition_for(request.key)
-            code, found = _coordinator(broker, offsets, node)
+        if code is ErrorCode.NONE:
+            code, found = _locate(broker, key_type, request.key, node)
         node_id, host, port = found if code is ErrorCode.NONE else _NO_NODE
         return FindCoordinatorResponse(
             error_code=code,
@@ -153,23 +151,39 @@ def handle_find_coordinator(
     creating = runtime.offsets_topic_partitions() == 0
     for key in request.coordinator_keys:
         refusal = access.find_refusal(broker, ctx, key_type, key)
-        code = refusal or runtime.find_coordinator(key_type, key)
+        code, found = refusal or ErrorCode.NONE, node
+        if code is ErrorCode.NONE:
+            code, found = _locate(broker, key_type, key, node)
         if creating and key_type == KEY_TYPE_GROUP and refusal is None:  # created asynchronously
             code = ErrorCode.COORDINATOR_NOT_AVAILABLE
-        found = node
-        if code is ErrorCode.NONE and key_type == KEY_TYPE_GROUP:
-            code, found = _coordinator(broker, runtime.coordinator.partition_for(key), node)
         node_id, host, port = found if code is ErrorCode.NONE else _NO_NODE
         entries.append(Coordinator(key, node_id, host, port, code, ""))
     return FindCoordinatorResponse(coordinators=tuple(entries))
 
 
-def _coordinator(
-    broker: Broker, partition: int, this: tuple[int, str, int]
+def _locate(
+    broker: Broker, key_type: int, key: str, this: tuple[int, str, int]
 ) -> tuple[ErrorCode, tuple[int, str, int]]:
-    """The group's coordinator: the leader of its ``__consumer_offsets`` partition in a
-    cluster (COORDINATOR_NOT_AVAILABLE while it has none), this broker when alone."""
-    leader = cluster_leader(broker, CONSUMER_OFFSETS, partition)
+    """The coordinator of a group or transactional id, or why there is none."""
+    if key_type == KEY_TYPE_TRANSACTION:
+        txn = txn_runtime_of(broker)
+        code = txn.find_coordinator(key)
+        if code is not ErrorCode.NONE:
+            return code, _NO_NODE
+        return _coordinator(broker, TRANSACTION_STATE, txn.coordinator.partition_for(key), this)
+    runtime = runtime_of(broker)
+    code = runtime.find_coordinator(key_type, key)
+    if code is not ErrorCode.NONE or key_type != KEY_TYPE_GROUP:
+        return code, this
+    return _coordinator(broker, CONSUMER_OFFSETS, runtime.coordinator.partition_for(key), this)
+
+
+def _coordinator(
+    broker: Broker, topic: str, partition: int, this: tuple[int, str, int]
+) -> tuple[ErrorCode, tuple[int, str, int]]:
+    """The key's coordinator: the leader of its partition of ``topic`` in a cluster
+    (COORDINATOR_NOT_AVAILABLE while it has none), this broker when alone."""
+    leader = cluster_leader(broker, topic, partition)
     if leader is None:
         return ErrorCode.NONE, this
     if leader[0] < 0:

@@ -33,10 +33,9 @@ KIP-694 (an opt-in extension): a partition in ReadOnly or None mode refuses
 the append with POLICY_VIOLATION (44), non-retriable, so a stock producer that
 cannot read the mode fails fast (catalog KIP694-MODE-2).
 
-Limits: transactional batches are appended without Kafka 4.0's partition
-verification with the transaction coordinator (this broker has none);
-``min.insync.replicas`` can never fail with one replica (Kafka caps it at the
-replica count).
+A transactional batch is first checked with the transaction coordinator
+(:mod:`.txn_verification`). Limits: ``min.insync.replicas`` can never fail with
+one replica (Kafka caps it at the replica count).
 """
 
 from __future__ import annotations
@@ -75,6 +74,7 @@ from lethe_reference.handlers.partition_ops.common import (
     lookup,
     partition_exists,
 )
+from lethe_reference.handlers.txn_verification import verification_refusal
 from lethe_reference.partitions.deletion import mode_of
 from lethe_reference.partitions.state import PartitionMode
 from lethe_reference.purgatory import Deferred
@@ -145,8 +145,13 @@ def _has_transactional_records(request: ProduceRequest) -> bool:
 
 
 def _append(
-    broker: Broker, ctx: RequestContext, topic: str, partition: int, records: bytes
+    broker: Broker,
+    ctx: RequestContext,
+    request: ProduceRequest,
+    tp: TopicPartition,
+    records: bytes,
 ) -> PartitionAppend:
+    topic, partition = tp
     if is_internal(topic) and ctx.client_id != ADMIN_CLIENT_ID:
         return PartitionAppend(ErrorCode.INVALID_TOPIC_EXCEPTION)
     found = lookup(broker, topic, partition)
@@ -157,6 +162,11 @@ def _append(
         broker, "produce-accepted-on-read-only-partition"
     ):
         return PartitionAppend(ErrorCode.POLICY_VIOLATION, error_message=_NOT_WRITABLE.format(mode))
+    refused = verification_refusal(
+        broker, ctx.api_version, request.transactional_id, (tp, found), records
+    )
+    if refused is not None:
+        return refused
     result = append_to_partition(broker, found, records)
     if result.appended:
         complete_delayed(broker, topic, partition)
@@ -199,5 +209,7 @@ def handle(
         elif not valid_acks(request.acks):
             statuses[(topic, partition)] = PartitionAppend(ErrorCode.INVALID_REQUIRED_ACKS)
         else:
-            statuses[(topic, partition)] = _append(broker, ctx, topic, partition, records or b"")
+            statuses[(topic, partition)] = _append(
+                broker, ctx, request, (topic, partition), records or b""
+            )
     return maybe_delay(broker, request.acks, request.timeout_ms, statuses, _response)

@@ -16,12 +16,12 @@ Theory of operation
    epoch 0, whatever id and epoch the producer had (Kafka "blindly accepts");
 3. ``transactional_id`` "": INVALID_REQUEST; a ``transaction_timeout_ms`` not in
    ``1..transaction.max.timeout.ms`` (900000): INVALID_TRANSACTION_TIMEOUT (50);
-4. any other transactional id: NOT_COORDINATOR (16). Transactions are not
-   served: this broker hosts no ``__transaction_state`` partition, and
-   NOT_COORDINATOR is what Kafka's ``TransactionStateManager`` answers for an id
-   whose partition it does not host. The client then looks for the transaction
-   coordinator, which FindCoordinator reports unavailable (see :mod:`.groups`),
-   and retries until its own timeout.
+4. any other transactional id: the transaction coordinator
+   (:mod:`lethe_reference.cluster.txn`): NOT_COORDINATOR when this broker does
+   not hold the id's ``__transaction_state`` partition, else a new epoch (the
+   first: a new producer id, epoch 0), CONCURRENT_TRANSACTIONS while an open
+   transaction of the id is fenced and aborted, PRODUCER_FENCED (before v4:
+   INVALID_PRODUCER_EPOCH) for an expected id/epoch that is not current.
 
 Every error answers producer id -1, epoch -1.
 
@@ -77,8 +77,6 @@ __all__ = [
 BLOCK_SIZE = 1000
 PRODUCER_IDS_FILE = "lethe-producer-ids"
 _VERSION = 0
-#: ``transaction.max.timeout.ms`` default (15 minutes).
-DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900_000
 _EXTENSION = "handlers.producer_ids"
 
 
@@ -136,14 +134,6 @@ def producer_ids(broker: Broker) -> ProducerIdManager:
     return manager
 
 
-def _max_transaction_timeout(broker: Broker) -> int:
-    raw = broker.config.static.get("transaction.max.timeout.ms")
-    try:
-        return int(raw) if raw is not None else DEFAULT_TRANSACTION_MAX_TIMEOUT_MS
-    except ValueError:
-        return DEFAULT_TRANSACTION_MAX_TIMEOUT_MS
-
-
 def _error(code: ErrorCode) -> InitProducerIdResponse:
     return InitProducerIdResponse(
         error_code=code, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH
@@ -196,6 +186,23 @@ def handle_init_producer_id(
         )
     if transactional_id == "":
         return _error(ErrorCode.INVALID_REQUEST)
-    if not 0 < request.transaction_timeout_ms <= _max_transaction_timeout(broker):
+    if (
+        not 0
+        < request.transaction_timeout_ms
+        <= broker.config.get_int("transaction.max.timeout.ms")
+    ):
         return _error(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
-    return _error(ErrorCode.NOT_COORDINATOR)
+    from lethe_reference.cluster.txn_runtime import txn_runtime_of  # noqa: PLC0415 (cycle)
+
+    expected = None if no_id else (request.producer_id, request.producer_epoch)
+    result = txn_runtime_of(broker).coordinator.init_producer_id(
+        transactional_id, request.transaction_timeout_ms, expected
+    )
+    code = result.error
+    if code is ErrorCode.PRODUCER_FENCED and ctx.api_version < 4:
+        code = ErrorCode.INVALID_PRODUCER_EPOCH  # clients before v4 do not know PRODUCER_FENCED
+    if code is not ErrorCode.NONE:
+        return _error(code)
+    return InitProducerIdResponse(
+        error_code=code, producer_id=result.producer_id, producer_epoch=result.producer_epoch
+    )

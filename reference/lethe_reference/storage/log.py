@@ -247,8 +247,11 @@ class PartitionLog:
 
     # --- append -------------------------------------------------------------------------
 
-    def append_as_leader(self, records: bytes, leader_epoch: int) -> AppendResult:
-        """Validate a producer's batch, assign offsets and append it."""
+    def append_as_leader(
+        self, records: bytes, leader_epoch: int, *, from_coordinator: bool = False
+    ) -> AppendResult:
+        """Validate a producer's batch, assign offsets and append it (a coordinator's
+        batch may be a transaction marker)."""
         now = self.clock.now_ms()
         batch = validate_and_assign_offsets(
             records,
@@ -260,6 +263,7 @@ class PartitionLog:
             else replace(self.settings, tombstone_flag_enable=False),  # type: ignore[type-var]
             target_compression=self.settings.compression_type,
             topic_partition=self.name,
+            from_coordinator=from_coordinator,
         )
         self._check_segment_size(len(batch.records))
         if leader_epoch >= 0:
@@ -268,7 +272,7 @@ class PartitionLog:
             len(batch.records), batch.max_timestamp, batch.first_offset, batch.last_offset
         )
         produced = list(producer_batches(batch.records, LogScanner(batch.records), self.name))
-        duplicate = self._check_producers(produced)
+        duplicate = self._check_producers(produced, from_coordinator=from_coordinator)
         if duplicate is not None:
             return duplicate
         segment.append(
@@ -325,15 +329,20 @@ class PartitionLog:
         self._track_producers(segment, list(producer_batches(records, entries, self.name)))
         return AppendResult(first, last, -1, self._log_start_offset, best_ts)
 
-    def _check_producers(self, produced: Sequence[ProducerBatch]) -> AppendResult | None:
+    def _check_producers(
+        self, produced: Sequence[ProducerBatch], *, from_coordinator: bool = False
+    ) -> AppendResult | None:
         """A client append's producer checks; the original batch's offsets for a
-        duplicate (``analyzeAndValidateProducerState``), else None or a raise."""
+        duplicate (``analyzeAndValidateProducerState``), else None or a raise. A
+        coordinator's batch has its epoch checked, never its sequence."""
         table = self.producer_state.table
         for batch in produced:
             header = batch.header
             if header.producer_id < 0:
                 continue
-            original = table.check_client_batch(header, header.base_offset)
+            original = table.check_client_batch(
+                header, header.base_offset, sequence=not from_coordinator
+            )
             if original is not None:
                 return AppendResult(
                     original.first_offset,

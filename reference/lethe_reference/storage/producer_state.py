@@ -237,11 +237,16 @@ class ProducerTable:
 
     # --- client appends -----------------------------------------------------------------
 
-    def check_client_batch(self, header: BatchHeader, first_offset: int) -> BatchMetadata | None:
+    def check_client_batch(
+        self, header: BatchHeader, first_offset: int, *, sequence: bool = True
+    ) -> BatchMetadata | None:
         """Validate a client batch that got ``first_offset``: the original batch of a
         duplicate, None to append, or a typed :class:`~.errors.LogError` (45, 47)."""
         entry = self.entries.get(header.producer_id)
         if entry is None:
+            return None
+        if header.is_control or not sequence:  # a coordinator's batch: no sequence
+            self._check_epoch(entry, header.producer_epoch, first_offset)
             return None
         duplicate = entry.find_duplicate(header)
         if duplicate is not None:

@@ -111,14 +111,17 @@ def validate_and_assign_offsets(
     settings: LogSettings,
     target_compression: str = "producer",
     topic_partition: str = "",
+    from_coordinator: bool = False,
 ) -> ValidatedBatch:
     """Run the checks of the module docstring; raise a ``RecordValidationError``
-    or return the batch with offsets from ``next_offset`` on."""
+    or return the batch with offsets from ``next_offset`` on. A coordinator's
+    append (``AppendOrigin.COORDINATOR``: transaction markers) may be a control batch."""
     data = bytearray(_single_batch(bytes(records)))
     entry = _checked_entry(data, settings, topic_partition)
     header = entry.header
     assert isinstance(header, BatchHeader)  # _single_batch accepted only magic 2
-    _validate_batch_fields(header, topic_partition)
+    if not from_coordinator:  # Kafka checks these for AppendOrigin.CLIENT only
+        _validate_batch_fields(header, topic_partition)
     decoded = _decode(data, entry)
     _validate_records(header, decoded, now_ms, settings, topic_partition)
     append_time = settings.message_timestamp_type is TimestampType.LOG_APPEND_TIME

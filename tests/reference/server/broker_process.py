@@ -24,8 +24,9 @@ __all__ = ["BrokerProcess"]
 class BrokerProcess:
     """``lethe broker`` on a free port over ``log_dir``; restartable, killable."""
 
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, overrides: dict[str, str] | None = None) -> None:
         self.log_dir = log_dir
+        self.overrides = [f"--override={k}={v}" for k, v in (overrides or {}).items()]
         self.stderr_path = log_dir.parent / "broker.stderr"
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
@@ -35,7 +36,7 @@ class BrokerProcess:
         command = [sys.executable, "-m", "lethe_tools.cli", "broker", "--listen", "127.0.0.1:0"]
         with self.stderr_path.open("ab") as stderr:
             self.process = subprocess.Popen(
-                [*command, "--log-dir", str(self.log_dir)],
+                [*command, "--log-dir", str(self.log_dir), *self.overrides],
                 stderr=stderr,
                 stdout=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -63,6 +64,10 @@ class BrokerProcess:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(60)
         self.process = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
 
     def exchange(self, body: Struct, version: int) -> Struct:
         key = message_info(type(body)).api_key

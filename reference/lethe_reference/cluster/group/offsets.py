@@ -123,6 +123,45 @@ class OffsetLogic(MembershipLogic):
                 result.update(dict.fromkeys(accepted, codes.NONE))
         return {tp: result[tp] for tp in request.offsets}
 
+    def commit_txn_offsets(
+        self, request: OffsetCommitRequest, producer_id: int, producer_epoch: int
+    ) -> dict[TopicPartition, int]:
+        """TxnOffsetCommit: the offsets are written in the producer's transaction
+        and held pending; :meth:`complete_txn_offsets` makes them visible or drops
+        them when the transaction's marker reaches the group's partition."""
+        self._advance()
+        error = self._precheck(request.group_id)
+        if not error:
+            group = self.groups.get(request.group_id)
+            if group is not None and (request.generation_id >= 0 or request.member_id):
+                error = self._check_commit(group, request)
+        if error:
+            return dict.fromkeys(request.offsets, error)
+        now = self.now()
+        accepted = {
+            tp: OffsetAndMetadata(c.offset, c.leader_epoch, c.metadata or "", now)
+            for tp, c in request.offsets.items()
+        }
+        records = [offset_record(request.group_id, tp, c, now) for tp, c in accepted.items()]
+        error = self._write(request.group_id, records, (producer_id, producer_epoch))
+        if error:
+            return dict.fromkeys(accepted, codes.offset_append_error(error))
+        key = (producer_id, request.group_id)
+        self.pending_txn_offsets.setdefault(key, {}).update(accepted)
+        return dict.fromkeys(accepted, codes.NONE)
+
+    def complete_txn_offsets(self, partition: int, producer_id: int, commit: bool) -> None:
+        """A marker of ``producer_id`` reached ``partition``: its pending offsets
+        of the groups there become committed (COMMIT) or are dropped (ABORT)."""
+        for key in [k for k in self.pending_txn_offsets if k[0] == producer_id]:
+            group_id = key[1]
+            if self.partition_for(group_id) != partition:
+                continue
+            offsets = self.pending_txn_offsets.pop(key)
+            if commit:
+                self.groups.setdefault(group_id, ClassicGroup(group_id, self.now()))
+                self.offsets.setdefault(group_id, {}).update(offsets)
+
     def fetch_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition] | None = None
     ) -> OffsetFetchResult:

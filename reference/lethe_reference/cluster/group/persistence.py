@@ -52,6 +52,7 @@ __all__ = [
     "OffsetAndMetadata",
     "Replayed",
     "build_records_batch",
+    "build_txn_batch",
     "empty_group_record",
     "group_from_value",
     "group_record",
@@ -145,6 +146,19 @@ def empty_group_record(group: ClassicGroup, now_ms: int) -> RecordSpec:
 def build_records_batch(records: list[RecordSpec]) -> bytes:
     """One uncompressed batch of coordinator records (see the module docstring)."""
     return build_batch(records, base_offset=0, base_sequence=0)
+
+
+def build_txn_batch(records: list[RecordSpec], producer_id: int, producer_epoch: int) -> bytes:
+    """The batch of a transactional offset commit: transactional, the producer's
+    id and epoch, no sequence (the coordinator writes it, not the producer)."""
+    return build_batch(
+        records,
+        base_offset=0,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=-1,
+        is_transactional=True,
+    )
 
 
 @dataclass(slots=True)

@@ -47,6 +47,7 @@ from lethe_reference.cluster.group.group import ClassicGroup, Member
 from lethe_reference.cluster.group.persistence import (
     OffsetAndMetadata,
     build_records_batch,
+    build_txn_batch,
     group_from_value,
     replay,
 )
@@ -58,6 +59,7 @@ __all__ = ["AppendError", "CoordinatorRuntime", "GroupConfig", "NowMs"]
 _log = logging.getLogger("lethe_reference.cluster.group")
 
 AppendFn = Callable[[int, bytes], None]
+_Offsets = dict[TopicPartition, OffsetAndMetadata]
 
 
 class NowMs(Protocol):
@@ -109,6 +111,11 @@ class CoordinatorRuntime:
         self.offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
         self.loaded: set[int] = set()
         self.timers = Timers()
+        #: transactional offset commits waiting for their marker:
+        #: (producer id, group) -> offsets (TxnOffsetCommit, Kafka's pendingTransactionalOffsets)
+        self.pending_txn_offsets: dict[
+            tuple[int, str], dict[TopicPartition, OffsetAndMetadata]
+        ] = {}
 
     # -- time ---------------------------------------------------------------
 
@@ -182,10 +189,14 @@ class CoordinatorRuntime:
 
     # -- writes -------------------------------------------------------------
 
-    def _write(self, group_id: str, records: list[RecordSpec]) -> int:
-        """Append ``records`` to the group's partition; NONE or the append's error code."""
+    def _write(
+        self, group_id: str, records: list[RecordSpec], txn: tuple[int, int] | None = None
+    ) -> int:
+        """Append ``records`` to the group's partition; NONE or the append's error code.
+        ``txn``: (producer id, epoch) of a transactional offset commit."""
+        batch = build_records_batch(records) if txn is None else build_txn_batch(records, *txn)
         try:
-            self._append(self.partition_for(group_id), build_records_batch(records))
+            self._append(self.partition_for(group_id), batch)
         except AppendError as error:
             _log.warning("write for group %s failed: %s", group_id, error)
             return error.error_code

@@ -486,9 +486,10 @@ class TransactionCoordinator:
         unknown = [n for n in names if TxnState.from_kafka_name(n) is None]
         ids = set(producer_ids)
         now = self.io.now_ms()
+        ordered = sorted(self.txns.values(), key=self._list_order)
         listed = [
             m
-            for m in self.txns.values()
+            for m in ordered
             if m.state is not _S.DEAD
             and m.producer_epoch != NO_EPOCH
             and (not ids or m.producer_id in ids)
@@ -496,6 +497,10 @@ class TransactionCoordinator:
             and not (duration_ms >= 0 and now - m.start_ms <= duration_ms)
         ]
         return listed, unknown
+
+    def _list_order(self, metadata: TxnMetadata) -> tuple[int, str]:
+        """Kafka lists partition by partition, ascending (catalog TXN-LIST-ORDER)."""
+        return self.partition_for(metadata.transactional_id), metadata.transactional_id
 
     def snapshot(self) -> Mapping[str, TxnMetadata]:
         return dict(self.txns)

@@ -1,0 +1,111 @@
+"""TxnOffsetCommit (key 28): consumer offsets committed inside a transaction.
+
+Theory of operation
+-------------------
+``KafkaApis.handleTxnOffsetCommitRequest``, in its order: WRITE on the
+TRANSACTIONAL_ID (else every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+READ on the GROUP (GROUP_AUTHORIZATION_FAILED), READ per topic
+(TOPIC_AUTHORIZATION_FAILED), a partition that does not exist
+UNKNOWN_TOPIC_OR_PARTITION; the rest goes to the group coordinator, which
+writes the offsets as a transactional batch of the producer's id and epoch to
+the group's ``__consumer_offsets`` partition and keeps them pending
+(:meth:`~lethe_reference.cluster.group.offsets.OffsetLogic.commit_txn_offsets`).
+The transaction's marker on that partition
+(:mod:`lethe_reference.handlers.txn_markers`) makes them visible (COMMIT) or
+drops them (ABORT). v3+ carries the member and generation, checked as an
+OffsetCommit's when given.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lethe_formats.protocol.api_keys import ApiKey
+from lethe_formats.protocol.error_codes import ErrorCode, known_code
+from lethe_formats.protocol.messages.txn_offset_commit import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+    TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
+)
+
+from lethe_reference.cluster import group as coordination
+from lethe_reference.cluster.acl import AclOperation, ResourceType
+from lethe_reference.cluster.group_runtime import runtime_of
+from lethe_reference.handlers.authz import authorize, authorized_names
+from lethe_reference.handlers.context import RequestContext
+from lethe_reference.handlers.dispatch import handles
+
+if TYPE_CHECKING:
+    from lethe_reference.broker import Broker
+
+__all__: list[str] = []
+
+TopicPartition = tuple[str, int]
+
+
+def _response(codes: dict[TopicPartition, ErrorCode]) -> TxnOffsetCommitResponse:
+    topics: dict[str, list[TxnOffsetCommitResponsePartition]] = {}
+    for (topic, partition), code in codes.items():
+        topics.setdefault(topic, []).append(TxnOffsetCommitResponsePartition(partition, code))
+    return TxnOffsetCommitResponse(
+        topics=tuple(TxnOffsetCommitResponseTopic(t, tuple(ps)) for t, ps in topics.items())
+    )
+
+
+def _all(request: TxnOffsetCommitRequest) -> list[TopicPartition]:
+    return [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+
+
+def _error(
+    request: TxnOffsetCommitRequest, code: ErrorCode, message: str | None
+) -> TxnOffsetCommitResponse:
+    return _response(dict.fromkeys(_all(request), code))
+
+
+@handles(ApiKey.TXN_OFFSET_COMMIT, error_response=_error)
+def handle_txn_offset_commit(
+    broker: Broker, ctx: RequestContext, request: TxnOffsetCommitRequest
+) -> TxnOffsetCommitResponse:
+    """Answer a TxnOffsetCommit request (module docstring)."""
+    tid = request.transactional_id
+    if not authorize(broker, ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, tid):
+        return _error(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
+    if not authorize(broker, ctx, AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return _error(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    readable = authorized_names(
+        broker, ctx, AclOperation.READ, ResourceType.TOPIC, {t.name for t in request.topics}
+    )
+    codes: dict[TopicPartition, ErrorCode] = {}
+    known: dict[TopicPartition, coordination.CommitOffset] = {}
+    for topic in request.topics:
+        info = broker.metadata.get(topic.name)
+        for p in topic.partitions:
+            tp = (topic.name, p.partition_index)
+            if topic.name not in readable:
+                codes[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif info is None or not 0 <= p.partition_index < info.partitions:
+                codes[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                codes[tp] = ErrorCode.NONE
+                known[tp] = coordination.CommitOffset(
+                    p.committed_offset, p.committed_metadata, p.committed_leader_epoch
+                )
+    if known:
+        runtime = runtime_of(broker)
+        results = runtime.coordinator.commit_txn_offsets(
+            coordination.OffsetCommitRequest(
+                group_id=request.group_id,
+                offsets=known,
+                member_id=request.member_id,
+                generation_id=request.generation_id,
+                group_instance_id=request.group_instance_id,
+            ),
+            request.producer_id,
+            request.producer_epoch,
+        )
+        runtime.rearm()
+        for tp, code in results.items():
+            found = known_code(code)
+            codes[tp] = ErrorCode.UNKNOWN_SERVER_ERROR if found is None else found
+    return _response(codes)
