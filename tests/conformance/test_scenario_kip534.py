@@ -49,16 +49,6 @@ FRESH_TARGET = frozenset({"kip534-cleaner-checkpoint-file-exists"})
 #: broker defects, each with the reason (strict: a fixed one makes its test fail).
 KNOWN_REFERENCE_FAILURES: dict[str, str] = {}
 
-#: Scenarios the reference broker cannot run yet: it does not advertise the transaction
-#: APIs (issue 15 builds its coordinator), so they are NOT_APPLICABLE for lacking the
-#: capability transactions (strict: once it serves them, each must pass or be listed above).
-NOT_YET_SERVED: dict[str, str] = {
-    "kip534-golden-transactions-replayed": "transactions",
-    "kip534-open-transaction-bounds-cleaning": "transactions",
-    "kip534-fenced-transaction-aborted-by-coordinator": "transactions",
-    "kip534-transactional-offsets-follow-markers": "transactions",
-}
-
 
 @pytest.fixture(scope="module")
 def target() -> Iterator[EmbeddedTarget]:
@@ -72,11 +62,6 @@ def test_there_are_kip534_scenarios() -> None:
 
 def _judge_on_reference(result: ScenarioResult, scenario: Scenario) -> None:
     report = [result.detail, *map(str, result.mismatches)]
-    if scenario.id in NOT_YET_SERVED:
-        lacking = NOT_YET_SERVED[scenario.id]
-        assert result.outcome is Outcome.NOT_APPLICABLE, "served now? remove it from NOT_YET_SERVED"
-        assert f"lacks {lacking} " in result.detail
-        return
     if scenario.id in KNOWN_REFERENCE_FAILURES:
         assert result.outcome is Outcome.FAIL, "fixed? remove it from KNOWN_REFERENCE_FAILURES"
         return
@@ -181,9 +166,6 @@ def test_a_changed_expectation_makes_the_scenario_fail(
     path = tmp_path / Path(scenario.source).name
     path.write_text(json.dumps(data))
     result = run_scenario(target, load_scenario(path))
-    if scenario.id in NOT_YET_SERVED:  # nothing runs: the gate answers first
-        assert result.outcome is Outcome.NOT_APPLICABLE
-        return
     assert result.outcome is Outcome.FAIL
     if scenario.id in KNOWN_REFERENCE_FAILURES:
         return  # it fails anyway, maybe at an earlier step

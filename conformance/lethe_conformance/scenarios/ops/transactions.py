@@ -27,11 +27,13 @@ in the run context for the whole scenario. The ops follow a client's calls
     list_transactions
 
 Retries: Kafka's producer retries CONCURRENT_TRANSACTIONS (the coordinator is
-still writing the previous transaction's markers) with a short backoff
+still writing the previous transaction's markers) and a coordinator that is
+not (yet) there (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS,
+NOT_COORDINATOR: it finds the coordinator again) with a short backoff
 (``TransactionManager``, ``retryBackoffMs``); the ops do the same within
 :data:`CONCURRENT_BOUND_S`, unless the step expects that error, and count
-each retry in the report. Other retriable errors (NOT_COORDINATOR, ...) are
-the runner's to retry, as for every step (``readiness.py``).
+each retry in the report. This holds on a virtual clock too: the retries are
+the client's, not the runner's (which retries nothing there).
 
 Markers: Kafka answers EndTxn once the decision is logged and writes the
 markers afterwards (``TransactionMarkerChannelManager``), so a read of the last
@@ -46,7 +48,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.error_codes import ErrorCode, error_name
 from lethe_formats.records.builder import RecordSpec
 
 from lethe_conformance.client import calls, txn_calls
@@ -63,8 +65,11 @@ __all__ = ["CONCURRENT_BOUND_S", "produce_in_transaction"]
 CONCURRENT_BOUND_S = 20.0
 _BACKOFF_S = 0.1
 _KEY_TYPE_TRANSACTION = 1
-_COORDINATOR_RETRIABLE = frozenset(
+#: What a transactional client retries: the coordinator busy with the previous
+#: transaction's markers, or not (yet) there.
+_RETRIED = frozenset(
     {
+        ErrorCode.CONCURRENT_TRANSACTIONS,
         ErrorCode.COORDINATOR_NOT_AVAILABLE,
         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
         ErrorCode.NOT_COORDINATOR,
@@ -81,16 +86,22 @@ def producer_of(ctx: RunContext, symbol: str) -> TransactionalProducer:
 
 
 def _retrying(ctx: RunContext, send: Callable[[], int], expected: int) -> int:
-    """``send()`` again while it answers CONCURRENT_TRANSACTIONS (not expected), bounded."""
+    """``send()`` again while it answers CONCURRENT_TRANSACTIONS or a coordinator error
+    (:data:`_RETRIED`) other than the expected one, bounded by :data:`CONCURRENT_BOUND_S`."""
     deadline = time.monotonic() + CONCURRENT_BOUND_S
     while True:
         code = send()
-        if code != ErrorCode.CONCURRENT_TRANSACTIONS or expected == code:
+        if code not in _RETRIED or expected == code or time.monotonic() >= deadline:
             return code
-        if time.monotonic() >= deadline:
-            return code
-        ctx.note_retry("CONCURRENT_TRANSACTIONS")
+        ctx.note_retry(error_name(code))
         time.sleep(_BACKOFF_S)
+
+
+def _coordinator(ctx: RunContext, transactional_id: str) -> int:
+    """FindCoordinator (key type 1): the error code (on Kafka it creates
+    ``__transaction_state`` first, answering COORDINATOR_NOT_AVAILABLE meanwhile)."""
+    found, _ = calls.find_coordinator(ctx.conn(), transactional_id, _KEY_TYPE_TRANSACTION)
+    return found
 
 
 @op("init_transactions")
@@ -104,14 +115,15 @@ def init_transactions(ctx: RunContext, data: Mapping[str, Any], path: str) -> li
         producer.transaction_timeout_ms = data["transaction_timeout_ms"]
     exp = Expectations()
     expect = data.get("expect", {})
-    found, _ = calls.find_coordinator(ctx.conn(), producer.transactional_id, _KEY_TYPE_TRANSACTION)
-    if found != ErrorCode.NONE:  # the runner retries a retriable answer, as clients do
-        exp.error(f"{path} (FindCoordinator key type 1)", ErrorCode.NONE, found)
-        return exp.mismatches
     wanted = error_code(expect.get("error", "NONE"))
     answer: list[Any] = []
 
     def send() -> int:
+        """FindCoordinator until it names one, then InitProducerId; a coordinator that is
+        not (yet) there starts over, as Kafka's producer does (``TransactionManager``)."""
+        found = _coordinator(ctx, producer.transactional_id)
+        if found != ErrorCode.NONE:
+            return found
         answer[:] = [txn_calls.init_producer_id(ctx.conn(), producer, version=data.get("version"))]
         return int(answer[0].error_code)
 
