@@ -14,7 +14,7 @@ from typing import Any
 
 from lethe_conformance.client import txn_calls
 from lethe_conformance.client.batches import fixture_entries, visible_records
-from lethe_conformance.client.routing import ClusterView, needs, split, transaction_of
+from lethe_conformance.client.routing import ClusterView, merge, needs, split, transaction_of
 from lethe_conformance.client.transactional import TV1_MAX_VERSIONS, TransactionalProducer
 from lethe_conformance.outcomes import Outcome
 from lethe_conformance.scenarios import run_scenario
@@ -28,6 +28,11 @@ from lethe_formats.protocol.messages.add_partitions_to_txn import AddPartitionsT
 from lethe_formats.protocol.messages.end_txn import EndTxnRequest
 from lethe_formats.protocol.messages.find_coordinator import Coordinator, FindCoordinatorResponse
 from lethe_formats.protocol.messages.init_producer_id import InitProducerIdRequest
+from lethe_formats.protocol.messages.list_transactions import (
+    ListedTransaction,
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+)
 from lethe_formats.protocol.messages.offset_commit import OffsetCommitRequest
 from lethe_formats.protocol.messages.produce import ProduceRequest
 from lethe_formats.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
@@ -204,3 +209,28 @@ def test_read_committed_hides_the_aborted_transactions_the_fetch_lists() -> None
     assert [r.offset for r in visible_records(blob, 0, [(9, 6)])] == everything
     # no list (read_committed with nothing aborted): nothing hidden
     assert [r.offset for r in visible_records(blob, 0, [])] == everything
+
+
+def test_list_transactions_asks_every_broker_and_merges() -> None:
+    """Each broker lists only its coordinator partitions' transactions (Kafka's admin
+    client asks them all)."""
+    view = ClusterView()
+    body = ListTransactionsRequest(state_filters=(), producer_id_filters=())
+    assert needs(body, view).brokers
+    view.brokers[1] = ("127.0.0.1", 9001)
+    assert split(body, view) == [(None, body)]  # one broker: the bootstrap connection
+    for node in (3, 2):
+        view.brokers[node] = ("127.0.0.1", 9000 + node)
+    assert split(body, view) == [(1, body), (2, body), (3, body)]
+    listed = [
+        ListTransactionsResponse(transaction_states=(ListedTransaction("a", 1, "Ongoing"),)),
+        ListTransactionsResponse(transaction_states=()),
+        ListTransactionsResponse(
+            error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+            transaction_states=(ListedTransaction("b", 2, "CompleteAbort"),),
+        ),
+    ]
+    merged = merge(body, listed)
+    assert isinstance(merged, ListTransactionsResponse)
+    assert [t.transactional_id for t in merged.transaction_states] == ["a", "b"]
+    assert merged.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS

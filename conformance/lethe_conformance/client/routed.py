@@ -160,7 +160,10 @@ class RoutedConnection(KafkaConnection):
         if wanted.transactional_id is not None:
             found = self._find(wanted.transactional_id, KEY_TYPE_TRANSACTION)
             self.view.learn_coordinator(wanted.transactional_id, found, transaction=True)
-        if not self.view.brokers:  # a broker config or a coordinator needs addresses
+        coordinator = wanted.group is not None or wanted.transactional_id is not None
+        # every address: a broker config, ListTransactions, a coordinator (FindCoordinator
+        # names one broker; a view of one broker would send everything to the bootstrap)
+        if wanted.brokers or len(self.view.brokers) <= (1 if coordinator else 0):
             request = MetadataRequest(topics=(), allow_auto_topic_creation=False)
             self.view.learn_metadata(super().call(request, MetadataResponse))
 

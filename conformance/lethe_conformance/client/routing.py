@@ -30,7 +30,9 @@ AddPartitionsToTxn in its client form, AddOffsetsToTxn, EndTxn,
 DescribeTransactions) go to its transaction coordinator, found with
 FindCoordinator key type 1 and kept apart from the group coordinators (a group
 and a transactional id may share a name); TxnOffsetCommit goes to its group's
-coordinator, as Kafka's producer sends it.
+coordinator, as Kafka's producer sends it. ListTransactions goes to every broker
+and the answers are merged, as Kafka's admin client does: each broker lists only
+the transactions its coordinator partitions hold.
 
 A broker config resource (DescribeConfigs / IncrementalAlterConfigs naming a
 node id) goes to that broker, as Kafka's admin client sends it. A topic's
@@ -69,6 +71,10 @@ from lethe_formats.protocol.messages.init_producer_id import InitProducerIdReque
 from lethe_formats.protocol.messages.join_group import JoinGroupRequest
 from lethe_formats.protocol.messages.leave_group import LeaveGroupRequest
 from lethe_formats.protocol.messages.list_offsets import ListOffsetsRequest
+from lethe_formats.protocol.messages.list_transactions import (
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+)
 from lethe_formats.protocol.messages.metadata import MetadataResponse
 from lethe_formats.protocol.messages.offset_commit import OffsetCommitRequest
 from lethe_formats.protocol.messages.offset_delete import OffsetDeleteRequest
@@ -166,6 +172,7 @@ ROUTED: frozenset[type[Struct]] = frozenset(
         *_SHAPES,
         *_GROUP_ID,
         *_TRANSACTION,
+        ListTransactionsRequest,
         OffsetFetchRequest,
         DescribeGroupsRequest,
         DeleteGroupsRequest,
@@ -241,6 +248,8 @@ class Needs:
     topics: tuple[str, ...] = ()
     group: str | None = None
     transactional_id: str | None = None
+    #: every broker's address (a request for all of them: ListTransactions)
+    brokers: bool = False
 
 
 def group_of(body: Struct) -> str | None:
@@ -270,6 +279,8 @@ def transaction_of(body: Struct) -> str | None:
 
 
 def needs(body: Struct, view: ClusterView) -> Needs:
+    if isinstance(body, ListTransactionsRequest):
+        return Needs(brokers=True)  # asked each time: brokers come and go
     shape = _SHAPES.get(type(body))
     if shape is not None:
         names = {_topic_name(body, t, shape, view) for t in getattr(body, shape.topics)}
@@ -292,6 +303,8 @@ def split(body: Struct, view: ClusterView) -> list[tuple[int | None, Struct]]:
     advertises may not be the one we reached it at (a proxy in front, a port forward)."""
     if len(view.brokers) <= 1:
         return [(None, body)]
+    if isinstance(body, ListTransactionsRequest):  # every broker lists its own
+        return [(node, body) for node in sorted(view.brokers)]
     shape = _SHAPES.get(type(body))
     if shape is not None:
         return _split_partitions(body, shape, view)
@@ -311,6 +324,8 @@ def merge(body: Struct, answers: Sequence[Struct]) -> Struct:
     the order ``body`` asked for them (Kafka answers in request order)."""
     if len(answers) == 1:
         return answers[0]
+    if isinstance(body, ListTransactionsRequest):
+        return _merge_listed([a for a in answers if isinstance(a, ListTransactionsResponse)])
     shape = _SHAPES[type(body)]
     order = list(
         dict.fromkeys(  # a partition asked twice is answered as the broker answered it
@@ -350,6 +365,17 @@ def stale(answer: Struct) -> bool:
 
 
 # --- internals ---------------------------------------------------------------------------
+
+
+def _merge_listed(answers: Sequence[ListTransactionsResponse]) -> ListTransactionsResponse:
+    """Every broker's listed transactions, in broker order; the first error any broker
+    answered (Kafka's admin client fails the call on one)."""
+    errors = [a.error_code for a in answers if a.error_code != ErrorCode.NONE]
+    return dataclasses.replace(
+        answers[0],
+        error_code=errors[0] if errors else ErrorCode.NONE,
+        transaction_states=tuple(t for a in answers for t in a.transaction_states),
+    )
 
 
 def _topic_name(body: Struct, topic: Any, shape: _Shape, view: ClusterView) -> str:

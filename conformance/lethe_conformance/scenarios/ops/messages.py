@@ -34,7 +34,13 @@ from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import ABSENT, Expectations, RunContext
 from lethe_conformance.scenarios.model import ReplaySpec, error_code, int64, to_bytes
 from lethe_conformance.scenarios.ops.batches import FoundBatch, judge_batches
-from lethe_conformance.scenarios.ops.partitions import collect, judge, requested
+from lethe_conformance.scenarios.ops.partitions import (
+    collect,
+    judge,
+    judge_base_offsets,
+    produced,
+    requested,
+)
 from lethe_conformance.scenarios.ops.registry import op
 from lethe_conformance.scenarios.ops.transactions import produce_in_transaction
 
@@ -128,18 +134,13 @@ def produce(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatc
             acks=data.get("acks", -1),
             version=data.get("version"),
         )
-        answers = [p for t in response.responses for p in t.partition_responses]
-        if len(answers) != 1:
-            exp.missing(f"{path}.batches[{index}]", "one partition response")
+        answer = produced(exp, path, index, wanted, response)
+        if answer is None:
             continue
-        exp.error(f"{path}.expect.error (batch {index})", wanted, answers[0].error_code)
-        offsets.append(answers[0].base_offset)
+        offsets.append(answer.base_offset)
         for name in data.get("capture", {}).values():
-            ctx.capture(name, answers[0].log_append_time_ms)
-    if "base_offsets" in expect:
-        exp.equal(
-            f"{path}.expect.base_offsets", [int64(o) for o in expect["base_offsets"]], offsets
-        )
+            ctx.capture(name, answer.log_append_time_ms)
+    judge_base_offsets(exp, path, expect, offsets)
     return exp.mismatches
 
 

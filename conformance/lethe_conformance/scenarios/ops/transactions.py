@@ -56,7 +56,13 @@ from lethe_conformance.client.transactional import TransactionalProducer
 from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import Expectations, RunContext
 from lethe_conformance.scenarios.model import error_code, int64
-from lethe_conformance.scenarios.ops.partitions import collect, judge, requested
+from lethe_conformance.scenarios.ops.partitions import (
+    collect,
+    judge,
+    judge_base_offsets,
+    produced,
+    requested,
+)
 from lethe_conformance.scenarios.ops.registry import op
 
 __all__ = ["CONCURRENT_BOUND_S", "produce_in_transaction"]
@@ -190,18 +196,13 @@ def produce_in_transaction(
             acks=data.get("acks", -1),
             version=data.get("version"),
         )
-        answers = [p for t in response.responses for p in t.partition_responses]
-        if len(answers) != 1:
-            exp.missing(f"{path}.batches[{index}]", "one partition response")
+        answer = produced(exp, path, index, wanted, response)
+        if answer is None:
             continue
-        exp.error(f"{path}.expect.error (batch {index})", wanted, answers[0].error_code)
-        if answers[0].error_code == ErrorCode.NONE:
+        if answer.error_code == ErrorCode.NONE:
             producer.sent(topic, partition, len(records))
-        offsets.append(answers[0].base_offset)
-    if "base_offsets" in expect:
-        exp.equal(
-            f"{path}.expect.base_offsets", [int64(o) for o in expect["base_offsets"]], offsets
-        )
+        offsets.append(answer.base_offset)
+    judge_base_offsets(exp, path, expect, offsets)
     return exp.mismatches
 
 
