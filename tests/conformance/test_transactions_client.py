@@ -19,7 +19,13 @@ from lethe_conformance.client.transactional import TV1_MAX_VERSIONS, Transaction
 from lethe_conformance.outcomes import Outcome
 from lethe_conformance.scenarios import run_scenario
 from lethe_conformance.scenarios.loader import load_scenario
-from lethe_conformance.targets.base import Capabilities
+from lethe_conformance.scenarios.ops.transactions import _retrying
+from lethe_conformance.targets.base import (
+    ALL_CAPABILITIES,
+    DISCOVERED_CAPABILITIES,
+    Capabilities,
+)
+from lethe_conformance.targets.profiles import PROTOCOL_CAPABILITIES
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.compiler import decode, encode
@@ -187,6 +193,12 @@ class _NoTransactions:
         raise AssertionError("a scenario the target cannot run sends nothing")
 
 
+def test_transactions_is_discovered_not_declared() -> None:
+    assert {"transactions"} == DISCOVERED_CAPABILITIES
+    assert not DISCOVERED_CAPABILITIES & ALL_CAPABILITIES
+    assert PROTOCOL_CAPABILITIES["transactions"] == (24, 25, 26, 28)
+
+
 def test_transaction_scenarios_are_not_applicable_without_the_apis() -> None:
     path = fixtures_root() / "scenarios" / "kip534" / "kip534-golden-transactions-replayed.json"
     result = run_scenario(_NoTransactions(), load_scenario(path))  # type: ignore[arg-type]
@@ -234,3 +246,25 @@ def test_list_transactions_asks_every_broker_and_merges() -> None:
     assert isinstance(merged, ListTransactionsResponse)
     assert [t.transactional_id for t in merged.transaction_states] == ["a", "b"]
     assert merged.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+
+
+class _Retries:
+    def __init__(self) -> None:
+        self.noted: list[str] = []
+
+    def note_retry(self, error: str) -> None:
+        self.noted.append(error)
+
+
+def test_the_ops_retry_what_kafkas_producer_retries_unless_expected() -> None:
+    """CONCURRENT_TRANSACTIONS and a coordinator not (yet) there are sent again (and
+    counted); an expected one, or any other error, is the answer."""
+    answers = iter([ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NOT_COORDINATOR, ErrorCode.NONE])
+    ctx: Any = _Retries()
+    assert _retrying(ctx, lambda: next(answers), ErrorCode.NONE) == ErrorCode.NONE
+    assert ctx.noted == ["CONCURRENT_TRANSACTIONS", "NOT_COORDINATOR"]
+    expected = ErrorCode.CONCURRENT_TRANSACTIONS
+    assert _retrying(ctx, lambda: expected, expected) == expected
+    fenced = ErrorCode.PRODUCER_FENCED
+    assert _retrying(ctx, lambda: fenced, ErrorCode.NONE) == fenced
+    assert len(ctx.noted) == 2

@@ -72,6 +72,7 @@ __all__ = [
     "CLOCK_CONTROL",
     "CLUSTER_CONTROL",
     "CRASH",
+    "DISCOVERED_CAPABILITIES",
     "EDIT_LOG_DIR",
     "FAILURE_PROVIDED_BY",
     "INJECT_FAILURE",
@@ -106,7 +107,6 @@ INJECT_FAILURE = "inject-failure"
 TRANSACTIONS = "transactions"
 ALL_CAPABILITIES = frozenset(
     {
-        TRANSACTIONS,
         CLUSTER_CONTROL,
         CLOCK_CONTROL,
         LOG_DIR,
@@ -119,6 +119,8 @@ ALL_CAPABILITIES = frozenset(
         INJECT_FAILURE,
     }
 )
+#: Capabilities a target does not declare but shows in ApiVersions (``profiles.py``).
+DISCOVERED_CAPABILITIES = frozenset({TRANSACTIONS})
 #: What would give a target each capability: the report's "why" of a NOT_APPLICABLE.
 PROVIDED_BY: dict[str, str] = {
     CLOCK_CONTROL: "the embedded target, or a --control hook declaring advance-time",
