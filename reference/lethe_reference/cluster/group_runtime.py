@@ -64,11 +64,12 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from lethe_formats.errors import FormatError
 from lethe_formats.model import ControlType, Record, RecordBatch
 from lethe_formats.protocol.error_codes import ErrorCode
-from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP, KEY_TYPE_TRANSACTION
+from lethe_formats.protocol.messages.find_coordinator import KEY_TYPE_GROUP
 from lethe_formats.records.control import decode_control_key
 from lethe_formats.records.scan import read_log
 
 from lethe_reference.cluster.group import AppendError, GroupConfig, GroupCoordinator, Pending
+from lethe_reference.cluster.group.persistence import replay
 from lethe_reference.cluster.membership import leader_epoch
 from lethe_reference.config import BrokerConfig
 from lethe_reference.handlers.partition_ops.common import complete_delayed
@@ -170,8 +171,13 @@ class GroupRuntime:
     def _load(self, partition: int, log: PartitionLog) -> None:
         if is_unreadable(self.broker, CONSUMER_OFFSETS, partition):
             return  # an injected read failure: stays unloaded, as a failed replay
+        still_open: dict[int, list[Record]] = {}
         try:
-            self.coordinator.load(partition, list(stored_records(log)))
+            self.coordinator.load(partition, list(stored_records(log, still_open)))
+            for producer_id, records in still_open.items():  # their marker is still to come
+                for group_id, offsets in replay(records).offsets.items():
+                    kept = {tp: o for tp, o in offsets.items() if o is not None}
+                    self.coordinator.pending_txn_offsets[producer_id, group_id] = kept
         except FormatError as error:
             _log.error(
                 "loading %s-%d failed, its groups stay unavailable: %s",
@@ -182,9 +188,7 @@ class GroupRuntime:
 
     def find_coordinator(self, key_type: int, key: str) -> ErrorCode:
         """``KafkaApis.getCoordinator`` for one key (see the handler module)."""
-        if key_type == KEY_TYPE_TRANSACTION:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if key_type != KEY_TYPE_GROUP:
+        if key_type != KEY_TYPE_GROUP:  # transactions: lethe_reference.cluster.txn_runtime
             return ErrorCode.INVALID_REQUEST
         partitions = self.offsets_topic_partitions()
         if partitions == 0:
@@ -254,12 +258,15 @@ class GroupRuntime:
         self.broker.scheduler.cancel(TICK_TASK)
 
 
-def stored_records(log: PartitionLog) -> Iterator[Record]:
+def stored_records(
+    log: PartitionLog, still_open: dict[int, list[Record]] | None = None
+) -> Iterator[Record]:
     """Records from the log start offset to the log end, as a coordinator replays
     them: control batches skipped; a transaction's records (TxnOffsetCommit) held
     until its marker and yielded there on COMMIT, dropped on ABORT; those of a
-    transaction still open at the end are not yielded."""
-    pending: dict[int, list[Record]] = {}
+    transaction still open at the end are left in ``still_open`` (producer id ->
+    records) instead."""
+    pending: dict[int, list[Record]] = {} if still_open is None else still_open
     for entry, records in _stored_batches(log):
         header = entry.header
         if header.is_control:

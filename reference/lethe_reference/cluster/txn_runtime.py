@@ -24,7 +24,7 @@ sans-IO :class:`~.txn.coordinator.TransactionCoordinator`, as
   this broker, or another broker of the same in-process cluster (Kafka's
   WriteTxnMarkers, without a socket). A partition without a leader or a topic
   deleted meanwhile is skipped, as Kafka drops markers for deleted topics.
-* **Time.** The ``transaction-timeouts`` task runs every
+* **Time.** The ``transaction-abort`` task (Kafka's name) runs every
   ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` (10 s) and
   aborts the transactions past their ``transaction.timeout.ms``, as Kafka's
   periodic ``abortTimedOutTransactions``.
@@ -75,7 +75,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 _EXTENSION = "cluster.txn_runtime"
-TIMEOUT_TASK = "transaction-timeouts"
+TIMEOUT_TASK = "transaction-abort"
 _CLEANUP_INTERVAL = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
 
 

@@ -23,12 +23,14 @@ it (``handled_api_keys(broker)``).
 Features (v3+, tagged fields). Kafka 4.0 lists supported features (a v3
 response leaves out those whose minimum version is 0, which pre-4.0 clients
 misread) and the finalized levels. lethe reports the supported ranges exactly
-as Kafka 4.0 and finalizes only ``metadata.version`` 25 and ``kraft.version`` 1:
-``group.version`` 1 would announce the KIP-848 consumer protocol
-(ConsumerGroupHeartbeat) and ``transaction.version`` 2 the KIP-890 transaction
-protocol, neither of which this broker serves, and a client decides from these
-levels which protocol to speak. The features epoch is the broker's metadata
-epoch (Kafka: the offset of the last feature record in the metadata log).
+as Kafka 4.0 and finalizes ``transaction.version`` 2 (the KIP-890 transaction
+protocol: an epoch bump per transaction, partitions added by the leader on
+Produce v12, the group by TxnOffsetCommit v5), ``kraft.version`` 1 and
+``metadata.version`` 25, in Kafka's order: ``group.version`` 1 would announce
+the KIP-848 consumer protocol (ConsumerGroupHeartbeat), which this broker does
+not serve, and a client decides from these levels which protocol to speak. The
+features epoch is the broker's metadata epoch (Kafka: the offset of the last
+feature record in the metadata log).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ SUPPORTED_FEATURES: tuple[tuple[str, int, int], ...] = (
 )
 #: (name, level) finalized on this broker (see the module docstring).
 FINALIZED_FEATURES: tuple[tuple[str, int], ...] = (
+    ("transaction.version", 2),
     ("kraft.version", 1),
     ("metadata.version", 25),
 )

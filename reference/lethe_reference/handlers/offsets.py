@@ -32,8 +32,10 @@ leader epoch -1 and metadata "" where nothing is committed (also for a group or
 topic that does not exist: OffsetFetch does not check topics). With ``topics``
 null the group's committed partitions are listed by topic and partition.
 v1-7 carry the group's error at the top (v1 has no field for it, so a v1
-client sees only an empty answer, as from Kafka). ``require_stable`` cannot
-change anything: there are no pending transactional offsets to wait for.
+client sees only an empty answer, as from Kafka). With ``require_stable``
+(v7+, a read_committed consumer) a partition with offsets pending in an open
+transaction answers UNSTABLE_OFFSET_COMMIT and offset -1, and the client
+retries until the transaction ends.
 """
 
 from __future__ import annotations
@@ -197,16 +199,17 @@ def _fetch_group(
     ctx: RequestContext,
     group_id: str,
     topics: tuple[OffsetFetchRequestTopic, ...] | None,
+    stable: bool = False,
 ) -> OffsetFetchResponseGroup:
     """One group's answer, authorization first (module docstring)."""
     if not authorize(broker, ctx, AclOperation.READ, ResourceType.GROUP, group_id):
         return OffsetFetchResponseGroup(group_id, (), ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if topics is None:
-        answer = _coordinator_fetch(broker, group_id, None)
+        answer = _coordinator_fetch(broker, group_id, None, stable)
         kept = tuple(t for t in answer.topics if _describable(broker, ctx, t.name))
         return replace(answer, topics=kept)
     allowed = [t for t in topics if _describable(broker, ctx, t.name)]
-    answer = _coordinator_fetch(broker, group_id, tuple(allowed))
+    answer = _coordinator_fetch(broker, group_id, tuple(allowed), stable)
     if answer.error_code or len(allowed) == len(topics):
         return answer
     refused = tuple(
@@ -232,11 +235,14 @@ def _refused(partition: int) -> OffsetFetchResponsePartition:
 
 
 def _coordinator_fetch(
-    broker: Broker, group_id: str, topics: tuple[OffsetFetchRequestTopic, ...] | None
+    broker: Broker,
+    group_id: str,
+    topics: tuple[OffsetFetchRequestTopic, ...] | None,
+    stable: bool,
 ) -> OffsetFetchResponseGroup:
     coordinator = runtime_of(broker).coordinator
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
-    result = coordinator.fetch_offsets(group_id, wanted)
+    result = coordinator.fetch_offsets(group_id, wanted, require_stable=stable)
     if result.error_code:
         return OffsetFetchResponseGroup(group_id=group_id, error_code=result.error_code)
     answered = (
@@ -276,6 +282,7 @@ def handle_offset_fetch(
         asked = [(g.group_id, g.topics) for g in request.groups]
     else:
         asked = [(request.group_id, request.topics)]
-    groups = [_fetch_group(broker, ctx, group_id, topics) for group_id, topics in asked]
+    stable = ctx.api_version >= 7 and request.require_stable
+    groups = [_fetch_group(broker, ctx, g, topics, stable) for g, topics in asked]
     runtime_of(broker).rearm()
     return _fetch_response(groups, version)

@@ -31,10 +31,13 @@ from lethe_formats.protocol.messages.txn_offset_commit import (
 
 from lethe_reference.cluster import group as coordination
 from lethe_reference.cluster.acl import AclOperation, ResourceType
+from lethe_reference.cluster.group.support import partition_for
 from lethe_reference.cluster.group_runtime import runtime_of
 from lethe_reference.handlers.authz import authorize, authorized_names
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
+from lethe_reference.handlers.txn_verification import in_transaction
+from lethe_reference.metadata import CONSUMER_OFFSETS
 
 if TYPE_CHECKING:
     from lethe_reference.broker import Broker
@@ -91,6 +94,10 @@ def handle_txn_offset_commit(
                 known[tp] = coordination.CommitOffset(
                     p.committed_offset, p.committed_metadata, p.committed_leader_epoch
                 )
+    refused = _verification(broker, ctx.api_version, request)
+    if refused is not None:
+        codes.update(dict.fromkeys(known, refused))
+        known = {}
     if known:
         runtime = runtime_of(broker)
         results = runtime.coordinator.commit_txn_offsets(
@@ -109,3 +116,39 @@ def handle_txn_offset_commit(
             found = known_code(code)
             codes[tp] = ErrorCode.UNKNOWN_SERVER_ERROR if found is None else found
     return _response(codes)
+
+
+#: TxnOffsetCommit versions from which the group joins the transaction here (KIP-890)
+ADDS_GROUP_VERSION = 5
+_RETRY = frozenset(
+    {
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.CONCURRENT_TRANSACTIONS,
+    }
+)
+
+
+def _verification(
+    broker: Broker, version: int, request: TxnOffsetCommitRequest
+) -> ErrorCode | None:
+    """The group's offsets partition must be in the transaction: v5+ adds it
+    (transaction version 2, no AddOffsetsToTxn), older versions verify it, when
+    ``transaction.partition.verification.enable``. None when the commit may go on."""
+    if not broker.config.get_bool("transaction.partition.verification.enable"):
+        return None
+    partitions = broker.config.get_int("offsets.topic.num.partitions")
+    tp = (CONSUMER_OFFSETS, partition_for(request.group_id, partitions))
+    adds = version >= ADDS_GROUP_VERSION
+    producer = (request.producer_id, request.producer_epoch)
+    code = in_transaction(broker, request.transactional_id, producer, tp, adds=adds)
+    if code is ErrorCode.NONE:
+        return None
+    if code is ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if code is ErrorCode.TRANSACTION_ABORTABLE and not adds:
+        return ErrorCode.INVALID_TXN_STATE
+    if code in _RETRY:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    return code

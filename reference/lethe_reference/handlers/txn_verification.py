@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from lethe_reference.broker import Broker
     from lethe_reference.storage.log import PartitionLog
 
-__all__ = ["verification_refusal"]
+__all__ = ["in_transaction", "verification_refusal"]
 
 #: Produce versions from which the leader adds the partition (transaction version 2).
 ADD_PARTITION_PRODUCE_VERSION = 12
@@ -84,15 +84,27 @@ def verification_refusal(
     entry = log.producer_state.table.get(producer[0])
     if entry is not None and entry.current_txn_first_offset is not None:
         return None  # already open here: nothing to verify
-    coordinator = coordinator_of(broker, transactional_id)
     adds = produce_version >= ADD_PARTITION_PRODUCE_VERSION
-    if coordinator is None:
-        code = ErrorCode.COORDINATOR_NOT_AVAILABLE
-    elif adds:
-        code = coordinator.add_partitions(transactional_id, *producer, [tp], client_tv=2)
-    else:
-        code = coordinator.verify_partitions(transactional_id, *producer, [tp])[tp]
+    code = in_transaction(broker, transactional_id, producer, tp, adds=adds)
     return _translated(code, adds=adds)
+
+
+def in_transaction(
+    broker: Broker,
+    transactional_id: str,
+    producer: tuple[int, int],
+    tp: tuple[str, int],
+    *,
+    adds: bool,
+) -> ErrorCode:
+    """The coordinator's answer: is ``tp`` in the producer's transaction (or, with
+    ``adds``, added to it now)?"""
+    coordinator = coordinator_of(broker, transactional_id)
+    if coordinator is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if adds:
+        return coordinator.add_partitions(transactional_id, *producer, [tp], client_tv=2)
+    return coordinator.verify_partitions(transactional_id, *producer, [tp])[tp]
 
 
 def _translated(code: ErrorCode, *, adds: bool) -> PartitionAppend | None:

@@ -26,7 +26,7 @@ from lethe_reference.protocol.loopback import LoopbackClient
 WIRE = fixtures_root() / "golden" / "wire"
 FRAMES = [json.loads(line) for line in (WIRE / "frames.jsonl").read_text().splitlines()]
 #: Features Kafka 4.0 finalizes that lethe does not (protocols it does not serve).
-NOT_FINALIZED = {"group.version", "transaction.version"}
+NOT_FINALIZED = {"group.version"}
 
 
 def exchange(seq: int) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -28,6 +28,7 @@ from lethe_formats.records.builder import (
     build_legacy_message_set,
 )
 from lethe_reference.broker import Broker
+from lethe_reference.config import BrokerConfig
 from lethe_reference.metadata import CONSUMER_OFFSETS
 from partition_ops_support import call, ctx, delete_records, new_broker, produce
 
@@ -161,6 +162,11 @@ def test_zstd_needs_produce_v7(broker: Broker, version: int, code: int) -> None:
     assert produce(broker, TOPIC, 0, zstd, version=version).error_code == code
 
 
+def _without_verification(broker: Broker) -> None:
+    static = {**broker.config.static, "transaction.partition.verification.enable": "false"}
+    broker.config = BrokerConfig(static)
+
+
 def test_clients_may_not_write_control_batches(broker: Broker) -> None:
     marker = build_end_txn_marker_batch(
         base_offset=0,
@@ -170,6 +176,15 @@ def test_clients_may_not_write_control_batches(broker: Broker) -> None:
         coordinator_epoch=0,
         timestamp=broker.clock.now_ms(),
     )
+    # transaction.partition.verification.enable (Kafka 4.0's default): the coordinator is
+    # asked first, and there is none yet (no __transaction_state)
+    answer = produce(broker, TOPIC, 0, marker, transactional_id="txn")
+    assert (answer.error_code, answer.error_message) == (
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        "Unable to verify the partition has been added to the transaction. "
+        "Underlying error: COORDINATOR_NOT_AVAILABLE",
+    )
+    _without_verification(broker)
     answer = produce(broker, TOPIC, 0, marker, transactional_id="txn")
     assert (answer.error_code, answer.log_start_offset) == (ErrorCode.INVALID_RECORD, 0)
     assert answer.error_message is None
@@ -205,6 +220,10 @@ def test_transactional_batch_needs_a_transactional_id(broker: Broker) -> None:
     ]
     assert answers[0].error_message == code.message
     assert leo(broker, TOPIC, 1) == 0
+    # with the id, the partition is verified with the coordinator (none yet)
+    verified = produce(broker, TOPIC, 0, txn, transactional_id="t")
+    assert verified.error_code == ErrorCode.NOT_ENOUGH_REPLICAS
+    _without_verification(broker)
     assert produce(broker, TOPIC, 0, txn, transactional_id="t").error_code == 0
 
 

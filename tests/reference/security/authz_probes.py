@@ -27,6 +27,7 @@ from authz_table import (
     Probe,
     same,
 )
+from authz_txn_probes import TXN_PROBES
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.messages import (
     api_versions,
@@ -493,3 +494,4 @@ PROBES: tuple[Probe, ...] = (
         same((0, [(TOPIC, TAF, None, ()), (ABSENT, TAF, None, ())])),
     ),
 )
+PROBES += TXN_PROBES

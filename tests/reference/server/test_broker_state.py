@@ -30,6 +30,8 @@ def test_periodic_tasks_run_at_kafkas_default_intervals(tmp_path: Path) -> None:
         "kafka-log-retention": 300000,
         "kafka-log-cleaner-thread-0": 15000,  # log.cleaner.backoff.ms
         "PeriodicProducerExpirationCheck": 600000,  # producer.id.expiration.check.interval.ms
+        # transaction.abort.timed.out.transaction.cleanup.interval.ms
+        "transaction-abort": 10000,
     }
     assert broker.next_due_ms() == START + 5000
     clock.advance(5000)

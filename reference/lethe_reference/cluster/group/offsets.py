@@ -163,9 +163,15 @@ class OffsetLogic(MembershipLogic):
                 self.offsets.setdefault(group_id, {}).update(offsets)
 
     def fetch_offsets(
-        self, group_id: str, partitions: Iterable[TopicPartition] | None = None
+        self,
+        group_id: str,
+        partitions: Iterable[TopicPartition] | None = None,
+        *,
+        require_stable: bool = False,
     ) -> OffsetFetchResult:
-        """OffsetFetch for one group; ``partitions`` None means every stored one."""
+        """OffsetFetch for one group; ``partitions`` None means every stored one. With
+        ``require_stable``, a partition with offsets pending in a transaction answers
+        UNSTABLE_OFFSET_COMMIT."""
         self._advance()
         error = self._precheck(group_id)
         if error:
@@ -173,7 +179,20 @@ class OffsetLogic(MembershipLogic):
         group = self.groups.get(group_id)
         stored = {} if group is None or group.is_(_S.DEAD) else self.offsets.get(group_id, {})
         wanted = sorted(stored) if partitions is None else list(partitions)
-        return OffsetFetchResult(codes.NONE, {tp: _fetched(stored.get(tp)) for tp in wanted})
+        unstable: set[TopicPartition] = set()
+        if require_stable:
+            for (_, pending_group), offsets in self.pending_txn_offsets.items():
+                if pending_group == group_id:
+                    unstable.update(offsets)
+        return OffsetFetchResult(
+            codes.NONE,
+            {
+                tp: FetchedOffset(error_code=codes.UNSTABLE_OFFSET_COMMIT)
+                if tp in unstable
+                else _fetched(stored.get(tp))
+                for tp in wanted
+            },
+        )
 
     def delete_partition_offsets(self, partitions: Collection[TopicPartition]) -> int:
         """Tombstone and forget every committed offset of ``partitions``; how many.

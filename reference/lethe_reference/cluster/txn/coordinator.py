@@ -21,30 +21,19 @@ timed-out transaction, a fence by InitProducerId) use the server's version
 (``transaction.version`` finalized at 2 on a fresh Kafka 4.0 cluster): the
 fence bumps the epoch, the version-2 abort bumps it once more.
 
-Loading (``loadTransactionsForTxnTopicPartition``): the last record per id
-wins, a tombstone removes it; a transaction found in PrepareCommit or
-PrepareAbort gets its markers written and is completed, an Ongoing one stays
-Ongoing until its timeout aborts it (a producer killed mid-transaction).
+The plumbing (injected I/O, loading, writing records and markers) is
+:class:`~.base.CoordinatorBase`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
-from lethe_formats.coordinator.transaction_log import (
-    decode_transaction_key,
-    decode_transaction_value,
-    encode_transaction_key,
-    encode_transaction_value,
-)
-from lethe_formats.protocol.error_codes import ErrorCode, known_code
-from lethe_formats.records.builder import RecordSpec, build_batch
+from lethe_formats.protocol.error_codes import ErrorCode
 
-from lethe_reference.cluster.group.support import partition_for
+from lethe_reference.cluster.txn.base import CoordinatorBase, TxnAppendError, TxnConfig, TxnIO
 from lethe_reference.cluster.txn.end_rules import EndResult, end_tv1, end_tv2
 from lethe_reference.cluster.txn.metadata import (
     NO_EPOCH,
@@ -52,8 +41,6 @@ from lethe_reference.cluster.txn.metadata import (
     TopicPartition,
     TxnMetadata,
     epoch_exhausted,
-    from_value,
-    to_value,
     transit,
 )
 from lethe_reference.cluster.txn.state import IllegalTransitionError, TxnState
@@ -67,47 +54,7 @@ __all__ = [
     "TxnIO",
 ]
 
-_log = logging.getLogger(__name__)
 _S = TxnState
-
-
-class TxnAppendError(Exception):
-    """Raised by :meth:`TxnIO.append`: the write failed with Kafka error ``code``."""
-
-    def __init__(self, code: int, message: str = "") -> None:
-        super().__init__(message or f"append failed with error {code}")
-        self.code = code
-
-
-class TxnIO(Protocol):
-    """What the coordinator needs from the broker."""
-
-    def now_ms(self) -> int: ...
-
-    def append(self, partition: int, batch: bytes) -> None: ...
-
-    def write_markers(
-        self,
-        producer_id: int,
-        producer_epoch: int,
-        commit: bool,
-        coordinator_epoch: int,
-        partitions: frozenset[TopicPartition],
-    ) -> None: ...
-
-    def new_producer_id(self) -> int: ...
-
-    def coordinator_epoch(self, partition: int) -> int: ...
-
-
-@dataclass(frozen=True, slots=True)
-class TxnConfig:
-    """Broker settings the coordinator reads (Kafka 4.0 defaults)."""
-
-    num_partitions: int = 50
-    max_timeout_ms: int = 900_000
-    #: ``transaction.version`` finalized on the cluster
-    server_tv: int = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,110 +64,8 @@ class DescribedTxn:
     metadata: TxnMetadata | None = None
 
 
-#: ``appendTransactionToLog``'s mapping of append errors to client errors.
-_APPEND_ERRORS = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-}
-
-
-class TransactionCoordinator:
-    """Transactional ids of the loaded partitions and the APIs over them."""
-
-    def __init__(self, io: TxnIO, config: TxnConfig | None = None) -> None:
-        self.io = io
-        self.config = config or TxnConfig()
-        self.txns: dict[str, TxnMetadata] = {}
-        #: loaded partition -> its coordinator epoch
-        self.loaded: dict[int, int] = {}
-
-    # -- partitions --------------------------------------------------------------------
-
-    def partition_for(self, transactional_id: str) -> int:
-        """``TransactionStateManager.partitionFor``: the Java hash of the id."""
-        return partition_for(transactional_id, self.config.num_partitions)
-
-    def owns(self, transactional_id: str) -> bool:
-        return self.partition_for(transactional_id) in self.loaded
-
-    def load(self, partition: int, records: Iterable[tuple[bytes | None, bytes | None]]) -> None:
-        """Become coordinator of ``partition`` from its records (log order)."""
-        self.unload(partition)
-        found: dict[str, TxnMetadata | None] = {}
-        for key, value in records:
-            transactional_id = decode_transaction_key(key).transactional_id
-            if transactional_id is None:
-                continue  # a key version Kafka does not know: skipped
-            decoded = decode_transaction_value(value)
-            found[transactional_id] = (
-                None if decoded is None else from_value(transactional_id, decoded)
-            )
-        self.loaded[partition] = self.io.coordinator_epoch(partition)
-        for transactional_id, metadata in found.items():
-            if metadata is not None:
-                self.txns[transactional_id] = metadata
-        for metadata in list(self.txns.values()):
-            if (
-                self.partition_for(metadata.transactional_id) == partition
-                and metadata.state.is_prepare
-            ):
-                self._complete(metadata)
-
-    def unload(self, partition: int) -> None:
-        self.loaded.pop(partition, None)
-        for transactional_id in [t for t in self.txns if self.partition_for(t) == partition]:
-            del self.txns[transactional_id]
-
-    # -- writes ------------------------------------------------------------------------
-
-    def _write(self, metadata: TxnMetadata) -> ErrorCode:
-        """Append ``metadata``'s record; install it when written. NONE or the error."""
-        transactional_id = metadata.transactional_id
-        record = RecordSpec(
-            key=encode_transaction_key(transactional_id),
-            value=encode_transaction_value(to_value(metadata)),
-            timestamp=self.io.now_ms(),
-        )
-        try:
-            self.io.append(
-                self.partition_for(transactional_id), build_batch([record], base_offset=0)
-            )
-        except TxnAppendError as error:
-            _log.warning("writing the state of %s failed: %s", transactional_id, error)
-            code = known_code(error.code) or ErrorCode.UNKNOWN_SERVER_ERROR
-            return _APPEND_ERRORS.get(code, code)
-        self.txns[transactional_id] = metadata
-        return ErrorCode.NONE
-
-    def _complete(self, prepared: TxnMetadata) -> ErrorCode:
-        """Markers for a PrepareCommit/PrepareAbort, then its Complete state."""
-        commit = prepared.state is _S.PREPARE_COMMIT
-        coordinator_epoch = self.loaded.get(self.partition_for(prepared.transactional_id), 0)
-        self.io.write_markers(
-            prepared.producer_id,
-            prepared.producer_epoch,
-            commit,
-            coordinator_epoch,
-            prepared.partitions,
-        )
-        rotate = prepared.client_tv >= 2 and prepared.next_producer_id != NO_PRODUCER_ID
-        done = transit(
-            prepared,
-            _S.COMPLETE_COMMIT if commit else _S.COMPLETE_ABORT,
-            self.io.now_ms(),
-            partitions=frozenset(),
-            producer_id=prepared.next_producer_id if rotate else prepared.producer_id,
-            producer_epoch=0 if rotate else prepared.producer_epoch,
-            previous_producer_id=prepared.producer_id if rotate else prepared.previous_producer_id,
-            next_producer_id=NO_PRODUCER_ID,
-        )
-        return self._write(done)
+class TransactionCoordinator(CoordinatorBase):
+    """The transaction APIs over the loaded transactional ids."""
 
     # -- InitProducerId ----------------------------------------------------------------
 
