@@ -38,6 +38,7 @@ from lethe_conformance.scenarios.ops.partitions import (
     collect,
     judge,
     judge_base_offsets,
+    judge_committed,
     produced,
     requested,
 )
@@ -288,18 +289,7 @@ def commit_offsets(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[
     response = calls.offset_commit(
         ctx.conn(), ctx.group(data["group"]), rows, version=data.get("version")
     )
-    exp = Expectations()
-    results = collect(
-        exp,
-        path,
-        (
-            (t.name, p.partition_index, {"error": p.error_code})
-            for t in response.topics
-            for p in t.partitions
-        ),
-    )
-    asked = requested(ctx, data["partitions"])
-    return judge(ctx, exp, path, asked, results, data.get("expect", {}))
+    return judge_committed(ctx, Expectations(), path, response, data)
 
 
 @op("fetch_offsets")

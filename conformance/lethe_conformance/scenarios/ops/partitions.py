@@ -11,6 +11,9 @@ way for all of them:
 3. each ``expect.partitions[i]`` compares only the fields it lists
    (``error``, ``low_watermark``, ``offset``, ``timestamp``, ``leader_epoch``).
 
+:func:`judge_committed` judges an OffsetCommit or TxnOffsetCommit answer (the
+same shape: topics, partitions, an error each).
+
 Produce steps send one batch per request to one partition: :func:`produced`
 judges each answer's error, :func:`judge_base_offsets` the offsets they got
 (plain and transactional produce alike).
@@ -30,6 +33,7 @@ __all__ = [
     "collect",
     "judge",
     "judge_base_offsets",
+    "judge_committed",
     "produced",
     "requested",
 ]
@@ -123,3 +127,18 @@ def judge_base_offsets(
     if "base_offsets" in expect:
         wanted = [int64(o) for o in expect["base_offsets"]]
         exp.equal(f"{path}.expect.base_offsets", wanted, list(offsets))
+
+
+def judge_committed(
+    ctx: RunContext, exp: Expectations, path: str, response: Any, data: Mapping[str, Any]
+) -> list[Mismatch]:
+    """An OffsetCommit / TxnOffsetCommit answer to the step's ``partitions``: one error per
+    partition, judged by the three rules above against ``expect``."""
+    rows = (
+        (t.name, p.partition_index, {"error": p.error_code})
+        for t in response.topics
+        for p in t.partitions
+    )
+    results = collect(exp, path, rows)
+    asked = requested(ctx, data["partitions"])
+    return judge(ctx, exp, path, asked, results, data.get("expect", {}))

@@ -57,11 +57,9 @@ from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import Expectations, RunContext
 from lethe_conformance.scenarios.model import error_code, int64
 from lethe_conformance.scenarios.ops.partitions import (
-    collect,
-    judge,
     judge_base_offsets,
+    judge_committed,
     produced,
-    requested,
 )
 from lethe_conformance.scenarios.ops.registry import op
 
@@ -229,17 +227,7 @@ def send_offsets_to_transaction(
     response = txn_calls.txn_offset_commit(
         ctx.conn(), producer, group, rows, version=data.get("version")
     )
-    results = collect(
-        exp,
-        path,
-        (
-            (t.name, p.partition_index, {"error": p.error_code})
-            for t in response.topics
-            for p in t.partitions
-        ),
-    )
-    asked = requested(ctx, data["partitions"])
-    return judge(ctx, exp, path, asked, results, expect)
+    return judge_committed(ctx, exp, path, response, data)
 
 
 def _end(ctx: RunContext, data: Mapping[str, Any], path: str, *, commit: bool) -> list[Mismatch]:
