@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -288,6 +289,7 @@ def test_every_source_reference_resolves() -> None:
     numbers = {name: entry["number"] for name, entry in sources["kips"].items()}
     facts = set(sources["kafka_facts"]["sections"])
     readme = _markdown_headings(REPO_README.read_text(encoding="utf-8"))
+    code = sources.get("kafka_source", {}).get("files", {})
     unresolved = []
     for requirement in _requirements():
         for source in requirement["source"]:
@@ -298,6 +300,9 @@ def test_every_source_reference_resolves() -> None:
                 ok = ref in facts
             elif kind == "golden":
                 ok = (FIXTURES / "golden" / ref).is_dir()
+            elif kind == "kafka-source":
+                path, member = ref.split("#")
+                ok = member in code.get(path, ())
             else:
                 ok = ref in readme
             if not ok:
@@ -333,6 +338,25 @@ def test_indexed_kafka_facts_sections_are_sections_of_kafka_facts() -> None:
         for m in re.finditer(r"^#{2,3} ([0-9](?:\.[0-9]+)?)\.? (.+)$", text, re.MULTILINE)
     }
     assert entry["sections"] == found
+
+
+def test_indexed_kafka_source_members_are_in_kafka_source() -> None:
+    """Each member the index lists is named in its file at the indexed commit (read from the
+    Kafka mirror, ``LETHE_KAFKA_MIRROR``, a bare git repository, where it exists)."""
+    entry = _sources()["kafka_source"]
+    mirror = Path(os.environ.get("LETHE_KAFKA_MIRROR", "/work/.mirror/confluentinc+kafka/repo"))
+    if not mirror.is_dir():
+        pytest.skip(f"{mirror} is not on this machine (set LETHE_KAFKA_MIRROR to check the index)")
+    missing = []
+    for path, members in entry["files"].items():
+        shown = subprocess.run(
+            ["git", f"--git-dir={mirror}", "show", f"{entry['commit']}:{path}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        missing += [f"{path}#{m}" for m in members if re.search(rf"\b{m}\b", shown.stdout) is None]
+    assert missing == []
 
 
 def test_every_area_code_in_use_is_documented_for_its_profile_in_the_readme() -> None:

@@ -34,7 +34,11 @@ from lethe_conformance.scenarios import (
 from lethe_conformance.scenarios.context import Expectations, RunContext
 from lethe_conformance.scenarios.model import VIRTUAL, WALL
 from lethe_conformance.scenarios.runner import clock_path
-from lethe_conformance.targets.base import ALL_CAPABILITIES, CapabilityMissingError
+from lethe_conformance.targets.base import (
+    ALL_CAPABILITIES,
+    DISCOVERED_CAPABILITIES,
+    CapabilityMissingError,
+)
 from lethe_conformance.targets.cluster import EmbeddedClusterTarget
 from lethe_conformance.targets.embedded import EmbeddedTarget
 from lethe_tools.cli import main
@@ -117,7 +121,7 @@ def test_a_held_request_is_seen_on_the_wire_without_a_purgatory_view(
 
 
 def test_the_virtual_target_takes_the_virtual_path() -> None:
-    names = ALL_CAPABILITIES
+    names = ALL_CAPABILITIES | DISCOVERED_CAPABILITIES  # the embedded broker serves transactions
     assert {clock_path(s, names) for s in TIMED} == {VIRTUAL}
     # a control hook that can advance time but not trigger cleaning: the wall path, waiting
     hook = frozenset({"clock-control", "log-dir"})

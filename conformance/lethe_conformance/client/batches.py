@@ -22,7 +22,12 @@ Reading. :func:`visible_records` decodes a Fetch ``records`` blob the way a
 consumer does: whole batches come back, even ones that start below the fetch
 offset (a batch that straddles the log start offset is returned whole), so
 records below the fetch offset are dropped, and control records are never
-shown; each keeps its own attributes byte (KIP-87's flag is bit 0). A torn last
+shown; under read_committed the response's aborted transactions
+(``aborted``: producer id, first offset) hide their batches as Kafka's consumer
+hides them (``CompletedFetch``): an aborted transaction of a producer starts
+counting once a batch's last offset reaches its first offset, the producer's
+transactional batches are skipped from then on, and its ABORT marker ends it;
+each record keeps its own attributes byte (KIP-87's flag is bit 0). A torn last
 entry is tolerated (the broker may cut the response at
 ``max_bytes``); any other damage is an error.
 """
@@ -33,9 +38,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lethe_formats.errors import TruncatedError
-from lethe_formats.model import Compression, Header, LegacyMessage, RecordBatch
+from lethe_formats.errors import FormatError, TruncatedError
+from lethe_formats.model import Compression, ControlType, Header, LegacyMessage, Record, RecordBatch
 from lethe_formats.records.builder import RecordSpec, build_batch
+from lethe_formats.records.control import control_type
 from lethe_formats.records.log import entry_bounds
 from lethe_formats.records.scan import read_log
 
@@ -102,17 +108,53 @@ def build_records(
     return build_batch(records, base_offset=0, compression=compression)
 
 
-def visible_records(data: bytes | None, fetch_offset: int) -> list[FetchedRecord]:
-    """What a consumer at ``fetch_offset`` reads from a Fetch ``records`` blob."""
+def visible_records(
+    data: bytes | None,
+    fetch_offset: int,
+    aborted: Sequence[tuple[int, int]] | None = None,
+) -> list[FetchedRecord]:
+    """What a consumer at ``fetch_offset`` reads from a Fetch ``records`` blob; with
+    ``aborted`` (read_committed: the response's ``(producer id, first offset)`` list),
+    the aborted transactions' records are left out, as Kafka's consumer does."""
     if not data:
         return []
     out: list[FetchedRecord] = []
+    hidden = _AbortedTransactions(aborted)
     try:
         for entry in read_log(data):
-            out.extend(_records_of(entry))
+            if not hidden.skips(entry):
+                out.extend(_records_of(entry))
     except TruncatedError:
         pass  # a partial last entry, cut at max_bytes: consumers skip it too
     return [record for record in out if record.offset >= fetch_offset]
+
+
+class _AbortedTransactions:
+    """Kafka's consumer-side read_committed filter (``CompletedFetch``), batch by batch."""
+
+    def __init__(self, aborted: Sequence[tuple[int, int]] | None) -> None:
+        self.active = aborted is not None
+        self.pending = sorted(aborted or (), key=lambda pair: pair[1])
+        self.producers: set[int] = set()
+
+    def skips(self, entry: RecordBatch | LegacyMessage) -> bool:
+        if not self.active or isinstance(entry, LegacyMessage) or entry.header.producer_id < 0:
+            return False
+        header = entry.header
+        while self.pending and self.pending[0][1] <= header.last_offset:
+            self.producers.add(self.pending.pop(0)[0])
+        if header.is_control:
+            if any(_is_abort(record) for record in entry.records[:1]):
+                self.producers.discard(header.producer_id)
+            return False  # control records are never shown anyway
+        return header.is_transactional and header.producer_id in self.producers
+
+
+def _is_abort(record: Record) -> bool:
+    try:
+        return control_type(record) == ControlType.ABORT
+    except FormatError:
+        return False
 
 
 def _records_of(entry: RecordBatch | LegacyMessage) -> list[FetchedRecord]:

@@ -247,15 +247,17 @@ def fetch(
     return conn.call(request, FetchResponse, version=chosen, timeout=_wait(max_wait_ms))
 
 
-def find_coordinator(conn: KafkaConnection, group: str) -> tuple[int, int]:
-    """(error code, coordinator node id) of a group, at the negotiated version."""
+def find_coordinator(conn: KafkaConnection, key: str, key_type: int = 0) -> tuple[int, int]:
+    """(error code, coordinator node id) of a group (``key_type`` 0) or a transactional
+    id (1), at the negotiated version."""
     chosen = conn.version_for(ApiKey.FIND_COORDINATOR)
     if chosen >= _FIND_COORDINATOR_BATCH_FROM:
-        request = FindCoordinatorRequest(coordinator_keys=(group,))
+        request = FindCoordinatorRequest(key_type=key_type, coordinator_keys=(key,))
         response = conn.call(request, FindCoordinatorResponse, version=chosen)
-        found = [c for c in response.coordinators if c.key == group]
+        found = [c for c in response.coordinators if c.key == key]
         return (found[0].error_code, found[0].node_id) if found else (-1, -1)
-    response = conn.call(FindCoordinatorRequest(key=group), FindCoordinatorResponse, version=chosen)
+    request = FindCoordinatorRequest(key=key, key_type=key_type)
+    response = conn.call(request, FindCoordinatorResponse, version=chosen)
     return response.error_code, response.node_id
 
 

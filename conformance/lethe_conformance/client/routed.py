@@ -9,7 +9,8 @@ and keeps one more connection per broker it had to reach, opened lazily at the
 address Metadata advertises, with the same credentials. Every typed request
 (:meth:`request`) is routed by :mod:`lethe_conformance.client.routing`: first the
 view learns what it lacks (Metadata for the request's topics, FindCoordinator for
-its group, through the bootstrap connection), then each part goes to its broker
+its group, FindCoordinator key type 1 for its transactional id, through the bootstrap
+connection), then each part goes to its broker
 and the answers are merged. Raw requests (:meth:`request_raw`), version
 negotiation and everything not about a partition or a group use the bootstrap
 connection, as before.
@@ -32,6 +33,8 @@ from collections.abc import Sequence
 
 from lethe_formats.protocol.api_keys import ApiKey
 from lethe_formats.protocol.messages.find_coordinator import (
+    KEY_TYPE_GROUP,
+    KEY_TYPE_TRANSACTION,
     FindCoordinatorRequest,
     FindCoordinatorResponse,
 )
@@ -157,22 +160,31 @@ class RoutedConnection(KafkaConnection):
             self.view.learn_metadata(super().call(request, MetadataResponse))
         if wanted.group is not None:
             self.view.learn_coordinator(wanted.group, self._find(wanted.group))
-        if not self.view.brokers:  # a broker config or a coordinator needs addresses
+        if wanted.transactional_id is not None:
+            found = self._find(wanted.transactional_id, KEY_TYPE_TRANSACTION)
+            self.view.learn_coordinator(wanted.transactional_id, found, transaction=True)
+        coordinator = wanted.group is not None or wanted.transactional_id is not None
+        # every address: a broker config, ListTransactions, a coordinator (FindCoordinator
+        # names one broker; a view of one broker would send everything to the bootstrap)
+        if wanted.brokers or len(self.view.brokers) <= (1 if coordinator else 0):
             request = MetadataRequest(topics=(), allow_auto_topic_creation=False)
             self.view.learn_metadata(super().call(request, MetadataResponse))
 
-    def _find(self, group: str) -> FindCoordinatorResponse:
+    def _find(self, key: str, key_type: int = KEY_TYPE_GROUP) -> FindCoordinatorResponse:
         chosen = self.version_for(ApiKey.FIND_COORDINATOR)
         if chosen >= _FIND_COORDINATOR_BATCH_FROM:
-            request = FindCoordinatorRequest(coordinator_keys=(group,))
+            request = FindCoordinatorRequest(key_type=key_type, coordinator_keys=(key,))
         else:
-            request = FindCoordinatorRequest(key=group)
+            request = FindCoordinatorRequest(key=key, key_type=key_type)
         return super().call(request, FindCoordinatorResponse, version=chosen)
 
     def _forget(self, part: Struct) -> None:
         group = routing.group_of(part)
         if group is not None:
             self.view.forget_group(group)
+        transactional_id = routing.transaction_of(part)
+        if transactional_id is not None:
+            self.view.forget_transaction(transactional_id)
         self.view.forget_topics(self.view.topics)
 
 

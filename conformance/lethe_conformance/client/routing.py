@@ -25,6 +25,15 @@ did nothing; the caller forgets what the view knew about that part, asks again
 and resends only if the destination changed (a deliberate probe, e.g. a fenced
 epoch on a steady leader, is answered once, as sent).
 
+A transactional id's requests (InitProducerId with a transactional id,
+AddPartitionsToTxn in its client form, AddOffsetsToTxn, EndTxn,
+DescribeTransactions) go to its transaction coordinator, found with
+FindCoordinator key type 1 and kept apart from the group coordinators (a group
+and a transactional id may share a name); TxnOffsetCommit goes to its group's
+coordinator, as Kafka's producer sends it. ListTransactions goes to every broker
+and the answers are merged, as Kafka's admin client does: each broker lists only
+the transactions its coordinator partitions hold.
+
 A broker config resource (DescribeConfigs / IncrementalAlterConfigs naming a
 node id) goes to that broker, as Kafka's admin client sends it. A topic's
 DescribeConfigs goes to the leader of its partition 0: any broker may answer
@@ -44,25 +53,35 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
+from lethe_formats.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest
 from lethe_formats.protocol.messages.delete_groups import DeleteGroupsRequest
 from lethe_formats.protocol.messages.delete_records import DeleteRecordsRequest
 from lethe_formats.protocol.messages.describe_configs import DescribeConfigsRequest
 from lethe_formats.protocol.messages.describe_groups import DescribeGroupsRequest
+from lethe_formats.protocol.messages.describe_transactions import DescribeTransactionsRequest
+from lethe_formats.protocol.messages.end_txn import EndTxnRequest
 from lethe_formats.protocol.messages.fetch import FetchRequest
 from lethe_formats.protocol.messages.find_coordinator import FindCoordinatorResponse
 from lethe_formats.protocol.messages.heartbeat import HeartbeatRequest
 from lethe_formats.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsRequest,
 )
+from lethe_formats.protocol.messages.init_producer_id import InitProducerIdRequest
 from lethe_formats.protocol.messages.join_group import JoinGroupRequest
 from lethe_formats.protocol.messages.leave_group import LeaveGroupRequest
 from lethe_formats.protocol.messages.list_offsets import ListOffsetsRequest
+from lethe_formats.protocol.messages.list_transactions import (
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+)
 from lethe_formats.protocol.messages.metadata import MetadataResponse
 from lethe_formats.protocol.messages.offset_commit import OffsetCommitRequest
 from lethe_formats.protocol.messages.offset_delete import OffsetDeleteRequest
 from lethe_formats.protocol.messages.offset_fetch import OffsetFetchRequest
 from lethe_formats.protocol.messages.produce import ProduceRequest
 from lethe_formats.protocol.messages.sync_group import SyncGroupRequest
+from lethe_formats.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
 from lethe_formats.protocol.schema import Struct
 
 __all__ = [
@@ -75,6 +94,7 @@ __all__ = [
     "needs",
     "split",
     "stale",
+    "transaction_of",
 ]
 
 #: Answers meaning "this broker is not (any more) the one to ask": Kafka's clients
@@ -136,12 +156,23 @@ _GROUP_ID = (
     LeaveGroupRequest,
     OffsetCommitRequest,
     OffsetDeleteRequest,
+    TxnOffsetCommitRequest,
+)
+#: Requests about one transactional id, for its transaction coordinator.
+_TRANSACTION = (
+    InitProducerIdRequest,
+    AddPartitionsToTxnRequest,
+    AddOffsetsToTxnRequest,
+    EndTxnRequest,
+    DescribeTransactionsRequest,
 )
 #: Every request type that goes somewhere in particular; the rest go to any broker.
 ROUTED: frozenset[type[Struct]] = frozenset(
     {
         *_SHAPES,
         *_GROUP_ID,
+        *_TRANSACTION,
+        ListTransactionsRequest,
         OffsetFetchRequest,
         DescribeGroupsRequest,
         DeleteGroupsRequest,
@@ -160,6 +191,7 @@ class ClusterView:
     topics: set[str] = field(default_factory=set)
     names: dict[uuid.UUID, str] = field(default_factory=dict)
     coordinators: dict[str, int] = field(default_factory=dict)
+    txn_coordinators: dict[str, int] = field(default_factory=dict)
 
     def learn_metadata(self, answer: MetadataResponse) -> None:
         """Brokers and leaders from a Metadata answer. A topic is known only once every
@@ -177,8 +209,11 @@ class ClusterView:
             if topic.partitions and all(p.leader_id >= 0 for p in topic.partitions):
                 self.topics.add(topic.name)
 
-    def learn_coordinator(self, group: str, answer: FindCoordinatorResponse) -> None:
-        """The group's coordinator, from a FindCoordinator answer (v0-3 or batched v4+)."""
+    def learn_coordinator(
+        self, group: str, answer: FindCoordinatorResponse, *, transaction: bool = False
+    ) -> None:
+        """The coordinator of a group (or, with ``transaction``, of a transactional id),
+        from a FindCoordinator answer (v0-3 or batched v4+)."""
         found = [c for c in answer.coordinators if c.key == group]
         if found:
             entry = found[0]
@@ -187,7 +222,7 @@ class ClusterView:
             code, node, host, port = answer.error_code, answer.node_id, answer.host, answer.port
         if code == ErrorCode.NONE and node >= 0:
             self.brokers[node] = (host, port)
-            self.coordinators[group] = node
+            (self.txn_coordinators if transaction else self.coordinators)[group] = node
 
     def forget_topics(self, names: Iterable[str]) -> None:
         for name in list(names):
@@ -197,6 +232,9 @@ class ClusterView:
 
     def forget_group(self, group: str) -> None:
         self.coordinators.pop(group, None)
+
+    def forget_transaction(self, transactional_id: str) -> None:
+        self.txn_coordinators.pop(transactional_id, None)
 
     def node_of(self, topic: str, partition: int) -> int | None:
         node = self.leaders.get((topic, partition))
@@ -209,6 +247,9 @@ class Needs:
 
     topics: tuple[str, ...] = ()
     group: str | None = None
+    transactional_id: str | None = None
+    #: every broker's address (a request for all of them: ListTransactions)
+    brokers: bool = False
 
 
 def group_of(body: Struct) -> str | None:
@@ -224,7 +265,22 @@ def group_of(body: Struct) -> str | None:
     return None
 
 
+def transaction_of(body: Struct) -> str | None:
+    """The transactional id a transaction request is about (the first one of a
+    DescribeTransactions; None for an idempotent producer's InitProducerId)."""
+    if isinstance(body, AddPartitionsToTxnRequest):
+        return body.v3_and_below_transactional_id or None
+    if isinstance(body, DescribeTransactionsRequest):
+        return str(body.transactional_ids[0]) if body.transactional_ids else None
+    if isinstance(body, InitProducerIdRequest | AddOffsetsToTxnRequest | EndTxnRequest):
+        found = body.transactional_id
+        return None if found is None else str(found)
+    return None
+
+
 def needs(body: Struct, view: ClusterView) -> Needs:
+    if isinstance(body, ListTransactionsRequest):
+        return Needs(brokers=True)  # asked each time: brokers come and go
     shape = _SHAPES.get(type(body))
     if shape is not None:
         names = {_topic_name(body, t, shape, view) for t in getattr(body, shape.topics)}
@@ -232,6 +288,9 @@ def needs(body: Struct, view: ClusterView) -> Needs:
     group = group_of(body)
     if group is not None and group not in view.coordinators:
         return Needs(group=group)
+    transactional_id = transaction_of(body)
+    if transactional_id is not None and transactional_id not in view.txn_coordinators:
+        return Needs(transactional_id=transactional_id)
     topic = _described_topic(body)
     if topic is not None and topic not in view.topics:
         return Needs(topics=(topic,))
@@ -244,12 +303,18 @@ def split(body: Struct, view: ClusterView) -> list[tuple[int | None, Struct]]:
     advertises may not be the one we reached it at (a proxy in front, a port forward)."""
     if len(view.brokers) <= 1:
         return [(None, body)]
+    if isinstance(body, ListTransactionsRequest):  # every broker lists its own
+        return [(node, body) for node in sorted(view.brokers)]
     shape = _SHAPES.get(type(body))
     if shape is not None:
         return _split_partitions(body, shape, view)
     group = group_of(body)
     if group is not None:
         node = view.coordinators.get(group)
+        return [(node if node in view.brokers else None, body)]
+    transactional_id = transaction_of(body)
+    if transactional_id is not None:
+        node = view.txn_coordinators.get(transactional_id)
         return [(node if node in view.brokers else None, body)]
     return [(_config_node(body, view), body)]
 
@@ -259,6 +324,8 @@ def merge(body: Struct, answers: Sequence[Struct]) -> Struct:
     the order ``body`` asked for them (Kafka answers in request order)."""
     if len(answers) == 1:
         return answers[0]
+    if isinstance(body, ListTransactionsRequest):
+        return _merge_listed([a for a in answers if isinstance(a, ListTransactionsResponse)])
     shape = _SHAPES[type(body)]
     order = list(
         dict.fromkeys(  # a partition asked twice is answered as the broker answered it
@@ -298,6 +365,17 @@ def stale(answer: Struct) -> bool:
 
 
 # --- internals ---------------------------------------------------------------------------
+
+
+def _merge_listed(answers: Sequence[ListTransactionsResponse]) -> ListTransactionsResponse:
+    """Every broker's listed transactions, in broker order; the first error any broker
+    answered (Kafka's admin client fails the call on one)."""
+    errors = [a.error_code for a in answers if a.error_code != ErrorCode.NONE]
+    return dataclasses.replace(
+        answers[0],
+        error_code=errors[0] if errors else ErrorCode.NONE,
+        transaction_states=tuple(t for a in answers for t in a.transaction_states),
+    )
 
 
 def _topic_name(body: Struct, topic: Any, shape: _Shape, view: ClusterView) -> str:

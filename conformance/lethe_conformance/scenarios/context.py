@@ -96,6 +96,8 @@ class RunContext:
         self._acting: str | None = None
         self._role_conns: dict[str, KafkaConnection] = {}
         self.acls: list[Acl] = []
+        #: transactional producers by symbol (ops/transactions.py)
+        self.producers: dict[str, Any] = {}
         #: retriable errors the runner absorbed, by error name (scenarios/readiness.py)
         self.retries: dict[str, int] = {}
 

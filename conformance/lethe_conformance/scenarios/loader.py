@@ -187,6 +187,13 @@ def _check_rules(data: Mapping[str, Any], path: Path) -> None:
             implied = step.get("clock") == VIRTUAL and needed in TIME_CONTROL
             if needed is not None and needed not in requires and not implied:
                 raise ScenarioError(source, where, f"op {op!r} needs {needed!r} in $.requires")
+        if step["op"] == "produce" and "transaction" in step:
+            if "transactions" not in requires:
+                raise ScenarioError(source, where, "a transactional produce needs 'transactions'")
+            if "replay" in step or any("producer" in b for b in step["batches"]):
+                raise ScenarioError(
+                    source, where, "a transactional produce builds its batches: no replay/producer"
+                )
         if step["op"] == "produce" and "replay" in step:
             _check_fixture(step["replay"], source, f"{where}.replay")
         if step["op"] == "restart_with_files":

@@ -56,6 +56,13 @@ CAPABILITY_OF_OP: Mapping[str, str] = {
     "await_response": "cluster-control",
     "create_acls": "principals",
     "inject_failure": "inject-failure",
+    "init_transactions": "transactions",
+    "begin_transaction": "transactions",
+    "commit_transaction": "transactions",
+    "abort_transaction": "transactions",
+    "send_offsets_to_transaction": "transactions",
+    "describe_transactions": "transactions",
+    "list_transactions": "transactions",
 }
 
 #: The two clocks a scenario's steps may be limited to (``step.clock``).

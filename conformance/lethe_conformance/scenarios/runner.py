@@ -92,6 +92,7 @@ from lethe_conformance.targets.base import (
     FAILURE_PROVIDED_BY,
     OWN_LOG_DIR,
     PROVIDED_BY,
+    TRANSACTIONS,
     CapabilityMissingError,
     ControlError,
     LocalTarget,
@@ -285,6 +286,11 @@ def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
             f"target {target.name} does not offer profile {scenario.profile}",
         )
     names = target.capabilities.names()
+    if TRANSACTIONS in scenario.requires:
+        try:
+            names |= _protocol_capabilities(target)
+        except (ClientError, FormatError) as error:
+            return Outcome.ERROR, f"cannot discover the target's transactions: {error}"
     missing = scenario.needs(clock_path(scenario, names)) - names
     if missing:
         lacks = "; ".join(
@@ -302,6 +308,13 @@ def _gate(target: Target, scenario: Scenario) -> tuple[Outcome, str] | None:
     if assessed.not_applicable is not None:
         return Outcome.NOT_APPLICABLE, f"target {target.name}: {assessed.not_applicable}"
     return None
+
+
+def _protocol_capabilities(target: Target) -> frozenset[str]:
+    """What the target's ApiVersions offers (``transactions``); a target that cannot
+    tell (no discovery of its own) offers none."""
+    discover = getattr(target, "protocol_capabilities", None)
+    return frozenset() if discover is None else frozenset(discover())
 
 
 def _run_step(ctx: RunContext, step: Step) -> StepResult:

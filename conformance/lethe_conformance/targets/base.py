@@ -38,6 +38,13 @@ names, as scenarios spell them:
                       (``Capabilities.failure_kinds``; a scenario needing another kind is
                       NOT_APPLICABLE, :data:`FAILURE_PROVIDED_BY` says why).
 
+``transactions``      the target serves Kafka's transactions (KIP-98): ApiVersions lists
+                      AddPartitionsToTxn, AddOffsetsToTxn, EndTxn and TxnOffsetCommit.
+                      Not declared but discovered, like a profile
+                      (:data:`~lethe_conformance.targets.profiles.PROTOCOL_CAPABILITIES`):
+                      a target without them grades the scenarios that use
+                      transactions NOT_APPLICABLE, naming what it lacks.
+
 ``edit-log-dir``, ``own-log-dir`` and ``inject-failure`` need the runner to own
 the broker process: the embedded and launched targets have them; a broker reached
 by address does not (a control hook's ``restart`` is one action, with no moment in
@@ -65,6 +72,7 @@ __all__ = [
     "CLOCK_CONTROL",
     "CLUSTER_CONTROL",
     "CRASH",
+    "DISCOVERED_CAPABILITIES",
     "EDIT_LOG_DIR",
     "FAILURE_PROVIDED_BY",
     "INJECT_FAILURE",
@@ -74,6 +82,7 @@ __all__ = [
     "PROVIDED_BY",
     "RESTART",
     "ROLES",
+    "TRANSACTIONS",
     "TRIGGER_CLEANING",
     "Capabilities",
     "CapabilityMissingError",
@@ -95,6 +104,7 @@ OWN_LOG_DIR = "own-log-dir"
 CLUSTER_CONTROL = "cluster-control"
 PRINCIPALS = "principals"
 INJECT_FAILURE = "inject-failure"
+TRANSACTIONS = "transactions"
 ALL_CAPABILITIES = frozenset(
     {
         CLUSTER_CONTROL,
@@ -109,6 +119,8 @@ ALL_CAPABILITIES = frozenset(
         INJECT_FAILURE,
     }
 )
+#: Capabilities a target does not declare but shows in ApiVersions (``profiles.py``).
+DISCOVERED_CAPABILITIES = frozenset({TRANSACTIONS})
 #: What would give a target each capability: the report's "why" of a NOT_APPLICABLE.
 PROVIDED_BY: dict[str, str] = {
     CLOCK_CONTROL: "the embedded target, or a --control hook declaring advance-time",
@@ -121,6 +133,8 @@ PROVIDED_BY: dict[str, str] = {
     CLUSTER_CONTROL: "the embedded target, or --launch with a cluster launcher (kafka)",
     PRINCIPALS: "--sasl-user and --user-sasl-user, --launch, or the embedded target",
     INJECT_FAILURE: "the embedded target, or --launch with a launcher declaring failures",
+    TRANSACTIONS: "a target advertising AddPartitionsToTxn (24), AddOffsetsToTxn (25), "
+    "EndTxn (26) and TxnOffsetCommit (28) in ApiVersions",
 }
 #: Who can cause each failure kind of ``inject_failure``: the report's "why" when a
 #: target with inject-failure cannot cause the kind a scenario needs.

@@ -23,6 +23,11 @@ Which topic: the first non-internal topic Metadata lists; on a broker with
 none, a probe topic ``lethe-profile-probe-<random>`` is created for the
 question and deleted after it. A profile the target does not offer makes its
 scenarios UNSUPPORTED.
+
+Protocol capabilities are discovered the same way: ``transactions`` (a
+capability scenarios ``require``, not a profile: KIP-534's scenarios with
+markers from real transactions need it, the rest of the profile does not) when
+ApiVersions lists every API of :data:`PROTOCOL_CAPABILITIES`.
 """
 
 from __future__ import annotations
@@ -42,8 +47,16 @@ from lethe_conformance.client.errors import (
     TargetNonsenseError,
     TargetTimeoutError,
 )
+from lethe_conformance.targets.base import TRANSACTIONS
 
-__all__ = ["PROBES", "ProfileProbe", "ProfilesOnce", "discover_profiles", "topic_configs"]
+__all__ = [
+    "PROBES",
+    "PROTOCOL_CAPABILITIES",
+    "ProfileProbe",
+    "ProfilesOnce",
+    "discover_profiles",
+    "topic_configs",
+]
 
 EXTENSION_API_BASE = 10000
 
@@ -64,6 +77,17 @@ PROBES: tuple[ProfileProbe, ...] = (
     ProfileProbe("kip694", api_keys=(EXTENSION_API_BASE + 694,)),
     ProfileProbe("kip87", topic_configs=("tombstone.flag.enable",)),
 )
+
+
+#: Capabilities a target has when ApiVersions lists all these APIs.
+PROTOCOL_CAPABILITIES: dict[str, tuple[int, ...]] = {
+    TRANSACTIONS: (
+        ApiKey.ADD_PARTITIONS_TO_TXN,
+        ApiKey.ADD_OFFSETS_TO_TXN,
+        ApiKey.END_TXN,
+        ApiKey.TXN_OFFSET_COMMIT,
+    ),
+}
 
 
 def discover_profiles(conn: KafkaConnection) -> frozenset[str]:
@@ -125,6 +149,7 @@ class ProfilesOnce:
     a run. Targets inherit it and define ``connect``."""
 
     _discovered: frozenset[str] | None = None
+    _capabilities: frozenset[str] | None = None
 
     def connect(self) -> KafkaConnection:
         raise NotImplementedError
@@ -134,3 +159,14 @@ class ProfilesOnce:
             with self.connect() as conn:
                 self._discovered = discover_profiles(conn)
         return self._discovered
+
+    def protocol_capabilities(self) -> frozenset[str]:
+        """The capabilities of :data:`PROTOCOL_CAPABILITIES` the target's ApiVersions shows."""
+        if self._capabilities is None:
+            with self.connect() as conn:
+                self._capabilities = frozenset(
+                    name
+                    for name, keys in PROTOCOL_CAPABILITIES.items()
+                    if all(conn.supports(key) for key in keys)
+                )
+        return self._capabilities

@@ -15,6 +15,8 @@
 ``raw``         raw_request (hand-made bytes; did the target answer or close?)
 ``acls``        create_acls (capability principals; any step may run as a role)
 ``failures``    inject_failure (capability inject-failure)
+``transactions`` init_transactions, begin/commit/abort_transaction, produce in a
+                transaction, send_offsets_to_transaction, describe/list_transactions
 
 Importing this package registers every op.
 """
@@ -31,6 +33,7 @@ from lethe_conformance.scenarios.ops import (
     partition_counts,
     passes,
     raw,
+    transactions,
 )
 from lethe_conformance.scenarios.ops.control import WaitExpiredError
 from lethe_conformance.scenarios.ops.registry import OPS, Op
@@ -50,4 +53,5 @@ __all__ = [
     "partition_counts",
     "passes",
     "raw",
+    "transactions",
 ]

@@ -34,7 +34,7 @@ root, e.g. a checkpoint's ``.tmp`` that a torn write left behind.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +120,8 @@ def _check_partition(
             f"{path}.leader_epoch_checkpoint", wanted, _epochs(folder / "leader-epoch-checkpoint")
         )
     if "txn_index" in entry:
-        exp.equal(f"{path}.txn_index", _wanted_txns(entry["txn_index"]), _txns(folder, segments))
+        txns = _wanted_txns(entry["txn_index"], ctx.value)
+        exp.equal(f"{path}.txn_index", txns, _txns(folder, segments))
     if "batches" in entry:
         found = _batches(folder, segments)
         if isinstance(found, str):
@@ -146,8 +147,9 @@ def _txn_line(segment: int, producer: int, first: int, last: int, lso: int) -> s
     return f"segment {segment}: producer {producer} [{first}, {last}] lso {lso}"
 
 
-def _wanted_txns(rows: list[Mapping[str, Any]]) -> list[str]:
-    return [_txn_line(*(int64(r[f]) for f in _TXN_FIELDS)) for r in rows]
+def _wanted_txns(rows: list[Mapping[str, Any]], value: Callable[[Any], int]) -> list[str]:
+    """The expected entries; a ``{"ref"}`` value (a captured producer id) is resolved."""
+    return [_txn_line(*(value(r[f]) for f in _TXN_FIELDS)) for r in rows]
 
 
 def _txns(folder: Path, segments: list[int]) -> list[str]:

@@ -34,8 +34,16 @@ from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import ABSENT, Expectations, RunContext
 from lethe_conformance.scenarios.model import ReplaySpec, error_code, int64, to_bytes
 from lethe_conformance.scenarios.ops.batches import FoundBatch, judge_batches
-from lethe_conformance.scenarios.ops.partitions import collect, judge, requested
+from lethe_conformance.scenarios.ops.partitions import (
+    collect,
+    judge,
+    judge_base_offsets,
+    judge_committed,
+    produced,
+    requested,
+)
 from lethe_conformance.scenarios.ops.registry import op
+from lethe_conformance.scenarios.ops.transactions import produce_in_transaction
 
 __all__ = ["SPECIAL_TIMESTAMPS", "produce_payloads", "replay_entries"]
 
@@ -107,6 +115,12 @@ def _record(data: Mapping[str, Any], value: Callable[[Any], int]) -> RecordSpec:
 
 @op("produce")
 def produce(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
+    if "transaction" in data:  # the producer's id, epoch and sequences (transactions.py)
+        batches = [
+            ([_record(r, ctx.value) for r in b["records"]], _CODECS[b.get("compression", "none")])
+            for b in data["batches"]
+        ]
+        return produce_in_transaction(ctx, data, path, batches)
     topic, partition = ctx.topic(data["topic"]), data["partition"]
     expect = data.get("expect", {})
     exp = Expectations()
@@ -121,18 +135,13 @@ def produce(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatc
             acks=data.get("acks", -1),
             version=data.get("version"),
         )
-        answers = [p for t in response.responses for p in t.partition_responses]
-        if len(answers) != 1:
-            exp.missing(f"{path}.batches[{index}]", "one partition response")
+        answer = produced(exp, path, index, wanted, response)
+        if answer is None:
             continue
-        exp.error(f"{path}.expect.error (batch {index})", wanted, answers[0].error_code)
-        offsets.append(answers[0].base_offset)
+        offsets.append(answer.base_offset)
         for name in data.get("capture", {}).values():
-            ctx.capture(name, answers[0].log_append_time_ms)
-    if "base_offsets" in expect:
-        exp.equal(
-            f"{path}.expect.base_offsets", [int64(o) for o in expect["base_offsets"]], offsets
-        )
+            ctx.capture(name, answer.log_append_time_ms)
+    judge_base_offsets(exp, path, expect, offsets)
     return exp.mismatches
 
 
@@ -198,13 +207,14 @@ def _timestamp(value: str) -> int:
 @op("fetch")
 def fetch(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
     topic, partition, offset = ctx.topic(data["topic"]), data["partition"], int64(data["offset"])
+    isolation = _ISOLATION[data.get("isolation_level", "read_uncommitted")]
     response = calls.fetch(
         ctx.conn(),
         topic,
         partition,
         offset,
         max_bytes=data.get("max_bytes", 1 << 20),
-        isolation_level=_ISOLATION[data.get("isolation_level", "read_uncommitted")],
+        isolation_level=isolation,
         log_start_offset=int64(data.get("log_start_offset", "-1")),
         version=data.get("version"),
         tombstone_flag_aware=data.get("tombstone_flag_aware", False),
@@ -229,9 +239,11 @@ def fetch(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]
         first = int.from_bytes(entries[0][:8], "big", signed=True) if entries else None
         exp.equal(f"{where}.first_batch_offset", int64(expect["first_batch_offset"]), first)
     if "records" in expect:
-        _judge_records(
-            ctx, exp, f"{where}.records", expect["records"], visible_records(got.records, offset)
-        )
+        aborted = None  # read_uncommitted: every data record is seen
+        if isolation == _ISOLATION["read_committed"]:
+            aborted = [(a.producer_id, a.first_offset) for a in got.aborted_transactions or ()]
+        seen = visible_records(got.records, offset, aborted)
+        _judge_records(ctx, exp, f"{where}.records", expect["records"], seen)
     if "batches" in expect:
         judge_batches(ctx, exp, f"{where}.batches", expect["batches"], _fetched(got.records))
     return exp.mismatches
@@ -277,18 +289,7 @@ def commit_offsets(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[
     response = calls.offset_commit(
         ctx.conn(), ctx.group(data["group"]), rows, version=data.get("version")
     )
-    exp = Expectations()
-    results = collect(
-        exp,
-        path,
-        (
-            (t.name, p.partition_index, {"error": p.error_code})
-            for t in response.topics
-            for p in t.partitions
-        ),
-    )
-    asked = requested(ctx, data["partitions"])
-    return judge(ctx, exp, path, asked, results, data.get("expect", {}))
+    return judge_committed(ctx, Expectations(), path, response, data)
 
 
 @op("fetch_offsets")

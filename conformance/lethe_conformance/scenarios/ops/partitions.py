@@ -10,6 +10,13 @@ way for all of them:
 2. ``expect.error``, when given, must hold for every requested partition;
 3. each ``expect.partitions[i]`` compares only the fields it lists
    (``error``, ``low_watermark``, ``offset``, ``timestamp``, ``leader_epoch``).
+
+:func:`judge_committed` judges an OffsetCommit or TxnOffsetCommit answer (the
+same shape: topics, partitions, an error each).
+
+Produce steps send one batch per request to one partition: :func:`produced`
+judges each answer's error, :func:`judge_base_offsets` the offsets they got
+(plain and transactional produce alike).
 """
 
 from __future__ import annotations
@@ -21,7 +28,15 @@ from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import Expectations, RunContext
 from lethe_conformance.scenarios.model import error_code, int64
 
-__all__ = ["PartitionResults", "collect", "judge", "requested"]
+__all__ = [
+    "PartitionResults",
+    "collect",
+    "judge",
+    "judge_base_offsets",
+    "judge_committed",
+    "produced",
+    "requested",
+]
 
 Key = tuple[str, int]
 PartitionResults = dict[Key, dict[str, int]]
@@ -92,3 +107,38 @@ def _judge_entry(
     for field in _INT32_FIELDS:
         if field in entry:
             exp.equal(f"{path}.{field}", entry[field], got.get(field))
+
+
+def produced(exp: Expectations, path: str, index: int, wanted: int, response: Any) -> Any:
+    """The one partition answer of batch ``index``'s Produce response, its error judged
+    against ``wanted``; None (a mismatch) when the response does not hold exactly one."""
+    answers = [p for t in response.responses for p in t.partition_responses]
+    if len(answers) != 1:
+        exp.missing(f"{path}.batches[{index}]", "one partition response")
+        return None
+    exp.error(f"{path}.expect.error (batch {index})", wanted, answers[0].error_code)
+    return answers[0]
+
+
+def judge_base_offsets(
+    exp: Expectations, path: str, expect: Mapping[str, Any], offsets: Sequence[int]
+) -> None:
+    """``expect.base_offsets``, when given: the base offsets the batches got, in order."""
+    if "base_offsets" in expect:
+        wanted = [int64(o) for o in expect["base_offsets"]]
+        exp.equal(f"{path}.expect.base_offsets", wanted, list(offsets))
+
+
+def judge_committed(
+    ctx: RunContext, exp: Expectations, path: str, response: Any, data: Mapping[str, Any]
+) -> list[Mismatch]:
+    """An OffsetCommit / TxnOffsetCommit answer to the step's ``partitions``: one error per
+    partition, judged by the three rules above against ``expect``."""
+    rows = (
+        (t.name, p.partition_index, {"error": p.error_code})
+        for t in response.topics
+        for p in t.partitions
+    )
+    results = collect(exp, path, rows)
+    asked = requested(ctx, data["partitions"])
+    return judge(ctx, exp, path, asked, results, data.get("expect", {}))
