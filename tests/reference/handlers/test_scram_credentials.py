@@ -12,21 +12,9 @@ from typing import Any
 import pytest
 from admin_tools_support import SCRAM_USERS, exchanges, load_frames, replay, roundtrip_bytes
 from lethe_formats.protocol.error_codes import ErrorCode
-from lethe_formats.protocol.messages.alter_user_scram_credentials import (
-    AlterUserScramCredentialsRequest,
-    AlterUserScramCredentialsResponse,
-    ScramDeletion,
-    ScramUpsertion,
-)
-from lethe_formats.protocol.messages.describe_user_scram_credentials import (
-    DescribeUserScramCredentialsRequest,
-    DescribeUserScramCredentialsResponse,
-    ScramUserName,
-)
 from lethe_reference.broker import Broker
 from lethe_reference.clock import ManualClock
 from lethe_reference.config import BrokerConfig
-from lethe_reference.protocol.loopback import LoopbackClient
 
 TOOL_FRAMES = load_frames(SCRAM_USERS, "frames.jsonl")
 PROBE_FRAMES = load_frames(SCRAM_USERS, "probes.jsonl")
