@@ -25,9 +25,11 @@ The rules are :mod:`lethe_reference.cluster.scram_credentials`; this module is t
 Credentials are shared by an ``EmbeddedCluster``: every running broker's store
 gets each change.
 
-A request with ``users`` null refused for authorization makes Kafka's
-``getErrorResponse`` throw, and Kafka sends no response at all; lethe answers it
-with no results (requirement catalog: ``scram-describe-null-users-unauthorized``).
+Decided here (Kafka has no answer to copy): a describe with ``users`` null refused
+for authorization makes Kafka's ``getErrorResponse`` throw a NullPointerException,
+which its request handler logs, sending nothing, so the client waits for its request
+timeout. lethe answers it as the empty list would be answered (31 on the request, no
+results): the client learns what Kafka meant to tell it, at once.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from lethe_reference.clock import ManualClock
 from lethe_reference.protocol.listeners import SASL_PLAINTEXT, ListenerSecurity
 from lethe_reference.protocol.loopback import LoopbackClient
 from lethe_reference.server.defaults import broker_config
+from security_support import secured_broker
 
 SCRAM_LISTENER = ListenerSecurity(
     SASL_PLAINTEXT, SASL_PLAINTEXT, ("SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -142,4 +143,28 @@ def test_a_corrupt_credential_file_starts_empty(tmp_path: Path) -> None:
     (tmp_path / "scram-credentials.json").write_text('[{"user": "x"}, 3, "garbage"')
     broker = start(tmp_path)
     assert describe(broker) == ()
+    broker.shutdown()
+
+
+def test_unauthorized_requests_get_kafkas_error_responses(tmp_path: Path) -> None:
+    """Without DESCRIBE / ALTER on the cluster (an anonymous principal under the
+    StandardAuthorizer): 31 everywhere, nothing changed; a null user list (Kafka sends
+    no answer at all, see the handler's docstring) gets 31 and no results."""
+    broker = secured_broker(tmp_path)
+    client = LoopbackClient(broker)
+    null = client.call(
+        DescribeUserScramCredentialsRequest(None), DescribeUserScramCredentialsResponse, version=0
+    )
+    assert (null.error_code, null.error_message, null.results) == (
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        None,
+        (),
+    )
+    denied = alter(broker, upsertions=[upsertion("mallory", "m", "SCRAM-SHA-256")])
+    assert denied == (
+        ScramUserResult(
+            "mallory", ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."
+        ),
+    )
+    assert not (tmp_path / "scram-credentials.json").exists()
     broker.shutdown()
