@@ -21,7 +21,6 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -33,7 +32,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError
 from confluent_kafka.admin import AdminClient
-from interop_support import CLIENT_TIMEOUT_S
+from interop_support import CLIENT_TIMEOUT_S, free_port, wait_listening
 from lethe_conformance.client import KafkaConnection
 from lethe_formats.fixtures import fixtures_root
 from lethe_formats.protocol.messages.alter_user_scram_credentials import (
@@ -49,24 +48,6 @@ NEEDS_KAFKA = pytest.mark.skipif(
     reason="needs LETHE_KAFKA_HOME (Kafka's tools); the protocol-level twin runs in CI",
 )
 JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "lethe broker ended"
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError("lethe broker did not listen")
 
 
 @contextmanager

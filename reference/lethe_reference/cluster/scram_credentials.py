@@ -34,14 +34,13 @@ Changing them (``ScramControlManager.alterCredentials``), per user:
 The request is atomic (``ControllerResult.atomicOf``): the users that passed are
 changed, the others not.
 
-This module does no I/O but reading and writing that file.
+This module does no I/O but reading and writing that file (:mod:`.state_files`).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +50,7 @@ from lethe_formats.protocol.broker_errors import error_for_code
 from lethe_formats.protocol.error_codes import ErrorCode
 from lethe_formats.security.scram import MECHANISMS, MIN_ITERATIONS, hmac_digest
 
+from lethe_reference.cluster.state_files import read_json_list, write_json
 from lethe_reference.protocol.scram import ScramCredential
 
 if TYPE_CHECKING:
@@ -141,11 +141,7 @@ class ScramCredentialStore:
     @classmethod
     def load(cls, path: Path) -> ScramCredentialStore:
         store = cls(path)
-        try:
-            saved = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return store
-        for item in saved if isinstance(saved, list) else []:
+        for item in read_json_list(path):
             try:
                 credential = ScramCredential(
                     base64.b64decode(item["salt"]),
@@ -174,9 +170,7 @@ class ScramCredentialStore:
             }
             for (user, mechanism), c in self.credentials.items()
         ]
-        temp = self.path.with_name(self.path.name + ".tmp")
-        temp.write_text(json.dumps(items))
-        temp.replace(self.path)
+        write_json(self.path, items)
 
     def users(self, mechanism: str) -> Mapping[str, ScramCredential]:
         """user -> credential of one mechanism (what the SCRAM authenticator looks up)."""

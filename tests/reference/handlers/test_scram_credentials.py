@@ -10,21 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from admin_tools_support import SCRAM_USERS, exchanges, load_frames, replay, roundtrip_bytes
+from admin_tools_support import (
+    SCRAM_USERS,
+    exchanges,
+    load_frames,
+    replay,
+    roundtrip_bytes,
+    tool_broker,
+)
 from lethe_formats.protocol.error_codes import ErrorCode
-from lethe_reference.broker import Broker
-from lethe_reference.clock import ManualClock
-from lethe_reference.config import BrokerConfig
 
 TOOL_FRAMES = load_frames(SCRAM_USERS, "frames.jsonl")
 PROBE_FRAMES = load_frames(SCRAM_USERS, "probes.jsonl")
 OUTPUTS: list[dict[str, Any]] = json.loads((SCRAM_USERS / "outputs.json").read_text())
-
-
-def fresh(tmp_path: Path) -> Broker:
-    broker = Broker(tmp_path, config=BrokerConfig({}), clock=ManualClock(0), durable=False)
-    broker.startup()
-    return broker
 
 
 def in_order(frames: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -67,7 +65,7 @@ LAGGING = "describe-both"
 def test_replaying_the_tools_then_the_probes_gets_kafkas_answers(tmp_path: Path) -> None:
     """Every request, in the order Kafka got it, answered as Kafka answered: results,
     their order (HashMap order of the users), codes and messages."""
-    broker = fresh(tmp_path)
+    broker = tool_broker(tmp_path)
     for req, resp in in_order(TOOL_FRAMES) + in_order(PROBE_FRAMES):
         ours, theirs = replay(broker, req, resp)
         if req["step"] != LAGGING:
@@ -90,7 +88,7 @@ def test_replaying_the_tools_then_the_probes_gets_kafkas_answers(tmp_path: Path)
 def test_kafka_rejected_what_the_rules_say(tmp_path: Path) -> None:
     """The recorded answers themselves (so the replay cannot pass on two empty lists)."""
     ((req, resp),) = exchanges(51, "alter-mixed", frames=PROBE_FRAMES)
-    _, theirs = replay(fresh(tmp_path), req, resp)
+    _, theirs = replay(tool_broker(tmp_path), req, resp)
     by_user = {r.user: (r.error_code, r.error_message) for r in theirs.results}
     twice = "A user credential cannot be altered twice in the same request"
     assert by_user == {
