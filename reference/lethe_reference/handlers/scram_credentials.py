@@ -147,7 +147,8 @@ class _Alteration:
     def __init__(self, store: rules.ScramCredentialStore) -> None:
         self.store = store
         self.deletions: dict[str, rules.Key] = {}
-        self.upsertions: dict[str, tuple[rules.Key, ScramCredential | None, int]] = {}
+        #: user -> (key, credential: None until derived from the salted password)
+        self.upsertions: dict[str, tuple[rules.Key, ScramCredential | None]] = {}
         self.errors: dict[str, tuple[int, str | None]] = {}
 
     def fail(self, user: str, error: KafkaError) -> None:
@@ -186,19 +187,20 @@ def _validated(alteration: _Alteration, request: AlterUserScramCredentialsReques
         except KafkaError as error:
             alteration.fail(up.name, error)
             continue
-        alteration.upsertions[up.name] = ((up.name, mechanism), None, 0)
-    for up in request.upsertions:
-        if up.name not in alteration.upsertions:
-            continue
-        key = alteration.upsertions[up.name][0]
+        alteration.upsertions[up.name] = ((up.name, mechanism), None)
+    # ``finishUpsertion`` runs over the accepted upsertions in their HashMap order
+    # (which decides where a failure lands among the errors)
+    accepted = {up.name: up for up in request.upsertions if up.name in alteration.upsertions}
+    for name in _java_order(list(alteration.upsertions)):
+        key, up = alteration.upsertions[name][0], accepted[name]
         try:
             credential = rules.credential_from_salted(
                 key[1], up.salt, up.salted_password, up.iterations
             )
-            alteration.upsertions[up.name] = (key, credential, up.iterations)
+            alteration.upsertions[name] = (key, credential)
         except KafkaError as error:
-            del alteration.upsertions[up.name]
-            alteration.fail(up.name, error)
+            del alteration.upsertions[name]
+            alteration.fail(name, error)
 
 
 @handles(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, error_response=alter_error_response)
@@ -211,7 +213,7 @@ def handle_alter(
     alteration = _Alteration(rules.scram_store(broker))
     _validated(alteration, request)
     changes: Changes = dict.fromkeys(alteration.deletions.values())
-    for key, credential, _ in alteration.upsertions.values():
+    for key, credential in alteration.upsertions.values():
         changes[key] = credential
     if changes:
         for peer in cluster_brokers(broker):
