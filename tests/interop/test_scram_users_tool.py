@@ -1,8 +1,8 @@
 """SCRAM users made with Kafka's own ``kafka-configs.sh`` on ``lethe broker`` (started from
 the command line), and clients logging in with them.
 
-With Kafka's tools (``LETHE_KAFKA_HOME``, a Kafka 4.0.0 distribution, as the ``kafka``
-tox environment sets it): the recipe that recorded Kafka 4.0.0
+With Kafka's tools (``LETHE_KAFKA_HOME``, a Kafka 4.0.0 distribution; the
+interop tox environment passes ``LETHE_*`` through): the recipe that recorded Kafka 4.0.0
 (tools/kafka-recipes/admin-tools/scram_users.py, fixtures/golden/admin-tools/scram-users)
 runs unchanged against ``lethe broker`` through the same recording proxy; every step
 exits as on Kafka and prints what it printed (standard output, and the exception's
