@@ -8,6 +8,9 @@ and its ``case.json`` holds what was produced and what Kafka answered.
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import time
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -19,7 +22,9 @@ __all__ = [
     "Golden",
     "Rec",
     "delete_records_case",
+    "free_port",
     "golden_produce_rounds",
+    "wait_listening",
 ]
 
 #: Upper bound for any single client operation in these tests.
@@ -84,3 +89,23 @@ def golden_produce_rounds() -> list[list[Golden]]:
             ]
         )
     return rounds
+
+
+def free_port() -> int:
+    """A port nothing listens on now (for a ``lethe broker`` started by a test)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+    """Return once ``process`` (a ``lethe broker``) accepts connections on ``port``."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "lethe broker ended"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError("lethe broker did not listen")

@@ -22,15 +22,14 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from interop_support import free_port, wait_listening
 from lethe_formats.fixtures import fixtures_root
 
 KAFKA_HOME = os.environ.get("LETHE_KAFKA_HOME", "")
@@ -68,12 +67,6 @@ def masked(text: str) -> list[str]:
     return [" ".join(line.split()) for line in text.splitlines()]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def run_recipe(bootstrap: str, out: Path) -> list[dict[str, Any]]:
     spec = importlib.util.spec_from_file_location("consumer_groups_recipe", RECIPE)
     assert spec is not None and spec.loader is not None
@@ -81,18 +74,6 @@ def run_recipe(bootstrap: str, out: Path) -> list[dict[str, Any]]:
     spec.loader.exec_module(recipe)
     recipe.main(KAFKA_HOME, bootstrap, str(out))
     return list(json.loads(out.read_text()))
-
-
-def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "lethe broker ended"
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError("lethe broker did not listen")
 
 
 def test_the_tool_prints_what_it_printed_on_kafka(tmp_path: Path) -> None:

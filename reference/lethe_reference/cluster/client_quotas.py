@@ -45,7 +45,6 @@ as KRaft keeps ``ClientQuotaRecord`` in the metadata log. It does no I/O but tha
 from __future__ import annotations
 
 import ipaddress
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -53,6 +52,8 @@ from pathlib import Path
 
 from lethe_formats.protocol.broker_errors import KafkaError, error_for_code
 from lethe_formats.protocol.error_codes import ErrorCode
+
+from lethe_reference.cluster.state_files import read_json_list, write_json
 
 __all__ = [
     "CLIENT_ID",
@@ -223,11 +224,7 @@ class ClientQuotaStore:
     @classmethod
     def load(cls, path: Path) -> ClientQuotaStore:
         store = cls(path)
-        try:
-            saved = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return store
-        for item in saved if isinstance(saved, list) else []:
+        for item in read_json_list(path):
             entity = tuple((str(t), None if n is None else str(n)) for t, n in item["entity"])
             store.entities[entity] = {str(k): float(v) for k, v in item["values"].items()}
         return store
@@ -236,9 +233,7 @@ class ClientQuotaStore:
         if self.path is None:
             return
         items = [{"entity": list(e), "values": v} for e, v in self.entities.items()]
-        temp = self.path.with_name(self.path.name + ".tmp")
-        temp.write_text(json.dumps(items))
-        temp.replace(self.path)
+        write_json(self.path, items)
 
     def apply(self, entity: Entity, changes: Mapping[str, float | None]) -> None:
         """Set (or, for None, remove) keys; an entity without keys is dropped."""

@@ -65,6 +65,7 @@ __all__ = [
     "CLUSTER_KEY",
     "ISR_TASK",
     "Member",
+    "cluster_brokers",
     "cluster_event",
     "follower_log_starts",
     "high_watermark_after_append",
@@ -318,6 +319,17 @@ def _complete_delayed(broker: Broker, tp: TopicPartition) -> None:
 def member_of(broker: Broker) -> Member | None:
     found = broker.extensions.get(CLUSTER_KEY)
     return found if isinstance(found, Member) else None
+
+
+def cluster_brokers(broker: Broker) -> list[Broker]:
+    """Every running broker of ``broker``'s in-process cluster (just ``broker`` when it
+    runs alone): the ones that replay a metadata change, as every Kafka broker replays
+    the controller's records."""
+    member = member_of(broker)
+    if member is None:
+        return [broker]
+    peers = (member.peer(n) for n in member.controller.node_ids)
+    return [peer for peer in peers if peer is not None]
 
 
 def leader_error(broker: Broker, topic: str, partition: int) -> ErrorCode | None:

@@ -51,7 +51,7 @@ from lethe_formats.protocol.messages.describe_client_quotas import (
 from lethe_reference.cluster import client_quotas as rules
 from lethe_reference.cluster.acl import AclOperation
 from lethe_reference.cluster.group.support import java_string_hash
-from lethe_reference.cluster.membership import member_of
+from lethe_reference.cluster.membership import cluster_brokers
 from lethe_reference.handlers.authz import authorize_cluster
 from lethe_reference.handlers.context import RequestContext
 from lethe_reference.handlers.dispatch import handles
@@ -188,11 +188,7 @@ def _validated(
 
 
 def _stores(broker: Broker) -> list[rules.ClientQuotaStore]:
-    member = member_of(broker)
-    if member is None:
-        return [quota_store(broker)]
-    peers = (member.peer(n) for n in member.controller.node_ids)
-    return [quota_store(p) for p in peers if p is not None]
+    return [quota_store(peer) for peer in cluster_brokers(broker)]
 
 
 @handles(ApiKey.ALTER_CLIENT_QUOTAS, error_response=alter_error_response)

@@ -32,10 +32,14 @@ name::
             username="admin" password="admin-secret"
             user_admin="admin-secret" user_alice="alice-secret";
 
-SCRAM: Kafka keeps SCRAM credentials in its metadata log; the reference broker,
-which has none, reads them from ``<name>.scram-sha-256.sasl.jaas.config`` (or
-``-512``) as ``user_<name>="<password>"`` options too, a lethe-specific reading
-of that line (:mod:`.scram`).
+SCRAM: Kafka keeps SCRAM credentials in its metadata log, set with
+AlterUserScramCredentials (``kafka-configs.sh --entity-type users --alter
+--add-config 'SCRAM-SHA-256=[...]'``); the reference broker keeps those in its
+log dir and, besides, reads fixed accounts from
+``<name>.scram-sha-256.sasl.jaas.config`` (or ``-512``) as
+``user_<name>="<password>"`` options, a lethe-specific reading of that line
+(:mod:`.scram`). A line without users (Kafka's ``ScramLoginModule required;``)
+is valid: every user then comes from AlterUserScramCredentials.
 
 Another mechanism, or an enabled one without its JAAS line, is a config error
 (:class:`ListenerConfigError`): the broker refuses to start, as Kafka refuses

@@ -60,6 +60,10 @@ so the split is the same either way.
 SCRAM-SHA-256/512 (:mod:`.scram`): two SaslAuthenticate rounds; the first
 answers NONE with the server-first message, the second with the server-final
 one and completes. Every SCRAM failure is Kafka's generic 58 message.
+The SCRAM users are the broker's credentials (AlterUserScramCredentials, kept
+by :mod:`lethe_reference.cluster.scram_credentials`, looked up when the
+handshake names the mechanism, so a user added a moment ago can log in), then
+the listener's JAAS users (:mod:`.listeners`).
 
 A failure is answered, then the connection is closed, as Kafka does. Once
 COMPLETE, requests go to the handlers; SaslHandshake/SaslAuthenticate there
@@ -71,6 +75,8 @@ from __future__ import annotations
 import enum
 import hmac
 import struct
+from collections import ChainMap
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +88,7 @@ from lethe_formats.protocol.registry import api
 from lethe_formats.protocol.schema import Struct
 
 from lethe_reference.protocol.listeners import PLAIN, ListenerSecurity
-from lethe_reference.protocol.scram import MECHANISMS, ScramError, ScramServer
+from lethe_reference.protocol.scram import MECHANISMS, ScramCredential, ScramError, ScramServer
 
 __all__ = ["GENERIC_FAILURE", "SaslAction", "SaslAuthenticator", "SaslState"]
 
@@ -148,8 +154,15 @@ class SaslAction:
 class SaslAuthenticator:
     """One connection's SASL server state; see the module docstring."""
 
-    def __init__(self, listener: ListenerSecurity) -> None:
+    def __init__(
+        self,
+        listener: ListenerSecurity,
+        scram_credentials: Callable[[str], Mapping[str, ScramCredential]] | None = None,
+    ) -> None:
         self.listener = listener
+        #: mechanism -> the broker's SCRAM users (AlterUserScramCredentials), looked up
+        #: before the listener's own JAAS users
+        self._scram_credentials = scram_credentials
         self.state = SaslState.HANDSHAKE_OR_VERSIONS
         self.mechanism: str | None = None
         self.principal: str | None = None
@@ -196,6 +209,8 @@ class SaslAuthenticator:
         self.mechanism = request.mechanism
         if request.mechanism in MECHANISMS:
             users = self.listener.scram_users.get(request.mechanism, {})
+            if self._scram_credentials is not None:
+                users = ChainMap(dict(self._scram_credentials(request.mechanism)), dict(users))
             self._scram = ScramServer(request.mechanism, users)
         self.state = SaslState.AUTHENTICATE
         self.raw_tokens = api_version == 0

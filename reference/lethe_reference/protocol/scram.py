@@ -21,11 +21,14 @@ authenticator answers with Kafka's generic SASL_AUTHENTICATION_FAILED message.
 
 Credentials: Kafka keeps SCRAM credentials in its metadata log (set with
 AlterUserScramCredentials or ``kafka-storage format --add-scram``). The
-reference broker has no metadata log; it derives them at startup from
-``user_<name>="<password>"`` options of the listener's
-``<mechanism lower-case>.sasl.jaas.config`` (a lethe-specific reading of that
-line, see :mod:`.listeners`), with a random salt and 4096 iterations (Kafka's
-minimum for SCRAM-SHA-256/512).
+reference broker keeps those set with AlterUserScramCredentials in its log dir
+(:mod:`lethe_reference.cluster.scram_credentials`) and looks a user up there
+first. It also derives credentials at startup from ``user_<name>="<password>"``
+options of the listener's ``<mechanism lower-case>.sasl.jaas.config`` (a
+lethe-specific reading of that line, see :mod:`.listeners`), with a random salt
+and 4096 iterations (Kafka's minimum for SCRAM-SHA-256/512); those are fixed
+accounts of the listener, not listed by DescribeUserScramCredentials and not
+changed by AlterUserScramCredentials.
 """
 
 from __future__ import annotations

@@ -42,13 +42,15 @@ connection is closed; the broker keeps running and no stored data is touched.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lethe_formats.protocol.api_keys import api_name
 from lethe_formats.protocol.schema import Struct
 
+from lethe_reference.cluster.scram_credentials import scram_store
 from lethe_reference.handlers.context import ANONYMOUS, RequestContext
 from lethe_reference.handlers.dispatch import (
     ERROR_RESPONSES,
@@ -65,6 +67,7 @@ from lethe_reference.protocol.events import (
 )
 from lethe_reference.protocol.listeners import ListenerSecurity
 from lethe_reference.protocol.sasl import SaslAuthenticator
+from lethe_reference.protocol.scram import ScramCredential
 from lethe_reference.purgatory import Deferred
 
 if TYPE_CHECKING:
@@ -73,6 +76,10 @@ if TYPE_CHECKING:
 __all__ = ["BrokerSession"]
 
 _log = logging.getLogger(__name__)
+
+
+def _scram_users(broker: Broker, mechanism: str) -> Mapping[str, ScramCredential]:
+    return scram_store(broker).users(mechanism)
 
 
 class BrokerSession:
@@ -91,7 +98,9 @@ class BrokerSession:
     ) -> None:
         self.broker = broker
         self.authenticator = (
-            SaslAuthenticator(listener) if listener is not None and listener.sasl else None
+            SaslAuthenticator(listener, functools.partial(_scram_users, broker))
+            if listener is not None and listener.sasl
+            else None
         )
         self.connection = BrokerConnection(
             connection_id,

@@ -27,6 +27,7 @@ __all__ = [
     "FRAMES",
     "LEADERSHIP_QUOTAS",
     "OUTPUTS",
+    "SCRAM_USERS",
     "exchanges",
     "gamma_world",
     "load_frames",
@@ -40,6 +41,8 @@ __all__ = [
 ADMIN_TOOLS = fixtures_root() / "golden" / "admin-tools" / "kafka"
 #: leadership_quotas.py's recording (elections, reassignments, client quotas, ApiVersions)
 LEADERSHIP_QUOTAS = fixtures_root() / "golden" / "admin-tools" / "leadership-quotas"
+#: scram_users.py's recording (kafka-configs.sh on SCRAM users), then scram_probes.py's
+SCRAM_USERS = fixtures_root() / "golden" / "admin-tools" / "scram-users"
 
 
 def load_frames(folder: Path, *names: str) -> list[dict[str, Any]]:

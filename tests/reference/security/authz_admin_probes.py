@@ -1,5 +1,6 @@
-"""Probes for ElectLeaders, Alter/ListPartitionReassignments and Describe/AlterClientQuotas
-as a principal without rights (authz_probes.PROBES takes them in).
+"""Probes for ElectLeaders, Alter/ListPartitionReassignments, Describe/AlterClientQuotas
+and Describe/AlterUserScramCredentials as a principal without rights (authz_probes.PROBES
+takes them in).
 
 ControllerApis refuses the first three and AlterClientQuotas with
 ``authorizeClusterOperation`` (ALTER; DESCRIBE for the listing; ALTER_CONFIGS for quotas),
@@ -7,7 +8,11 @@ whose ``ClusterAuthorizationException`` message names the request object ("Reque
 Request(processor=...) is not authorized."), text no other broker reproduces: those
 summaries keep the codes only. DescribeClientQuotas (KafkaApis) answers with the
 default message and null entries; AlterClientQuotas' error response uses the default
-message too (``Errors.message()``)."""
+message too (``Errors.message()``). DescribeUserScramCredentials (KafkaApis, DESCRIBE on
+the cluster) answers 31 with a null message (the exception's message is the default,
+which ``ApiError.fromThrowable`` drops) on the request and on one result per asked user,
+whose name is left empty; AlterUserScramCredentials (ControllerApis, ALTER) names every
+user once, sorted, with 31 and the request-naming message (codes only)."""
 
 from __future__ import annotations
 
@@ -27,11 +32,22 @@ from lethe_formats.protocol.messages.alter_partition_reassignments import (
     ReassignablePartition,
     ReassignableTopic,
 )
+from lethe_formats.protocol.messages.alter_user_scram_credentials import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResponse,
+    ScramDeletion,
+    ScramUpsertion,
+)
 from lethe_formats.protocol.messages.describe_client_quotas import (
     DescribeClientQuotasRequest,
     DescribeClientQuotasResponse,
     QuotaComponent,
     QuotaEntity,
+)
+from lethe_formats.protocol.messages.describe_user_scram_credentials import (
+    DescribeUserScramCredentialsRequest,
+    DescribeUserScramCredentialsResponse,
+    ScramUserName,
 )
 from lethe_formats.protocol.messages.elect_leaders import (
     ElectLeadersRequest,
@@ -75,7 +91,20 @@ def _altered(r: AlterClientQuotasResponse, _: World) -> Any:
     return [(e.error_code, e.error_message, e.entity) for e in r.entries]
 
 
+def _scram_described(r: DescribeUserScramCredentialsResponse, _: World) -> Any:
+    return (
+        r.error_code,
+        r.error_message,
+        [(u.user, u.error_code, u.error_message, u.credential_infos) for u in r.results],
+    )
+
+
+def _scram_altered(r: AlterUserScramCredentialsResponse, _: World) -> Any:
+    return [(u.user, u.error_code) for u in r.results]
+
+
 _QUOTA_ENTITY = (QuotaEntity("user", "alice"),)
+_SALTED = bytes(32)
 
 ADMIN_PROBES: tuple[Probe, ...] = (
     Probe(
@@ -135,5 +164,33 @@ ADMIN_PROBES: tuple[Probe, ...] = (
         ),
         _altered,
         same([(CAF, CLUSTER_DENIED, _QUOTA_ENTITY)]),
+    ),
+    Probe(
+        "describe user scram credentials",
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS,
+        0,
+        "handleDescribeUserScramCredentialsRequest: DESCRIBE on the cluster, else "
+        "getErrorResponse (31, null message, one nameless result per asked user)",
+        lambda _: DescribeUserScramCredentialsRequest(
+            (ScramUserName("alice"), ScramUserName("bob"))
+        ),
+        _scram_described,
+        same((CAF, None, [("", CAF, None, ()), ("", CAF, None, ())])),
+    ),
+    Probe(
+        "alter user scram credentials",
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
+        0,
+        "ControllerApis.handleAlterUserScramCredentials: ALTER on the cluster, else "
+        "getErrorResponse (every named user once, sorted, 31)",
+        lambda _: AlterUserScramCredentialsRequest(
+            (ScramDeletion("zed", 1),),
+            (
+                ScramUpsertion("bob", 1, 4096, b"salt", _SALTED),
+                ScramUpsertion("bob", 2, 4096, b"s", _SALTED),
+            ),
+        ),
+        _scram_altered,
+        same([("bob", CAF), ("zed", CAF)]),
     ),
 )
