@@ -3,8 +3,10 @@
 Kafka keeps this state as records in its metadata log; the reference broker has none
 and keeps each kind in one JSON list in its log dir, replaced atomically
 (``<name>.tmp``, fsync, rename) so a crash leaves the old or the new file, never half
-of one. A file that exists but is not a JSON list is logged (file and position) and
-read as empty: the broker still starts, and the operator sees which file to repair.
+of one. A file that exists but is not a JSON list is renamed aside
+(``<name>.unreadable``, ``<name>.unreadable.1``, ...), logged with both names and
+read as empty: the broker still starts, nothing it held is overwritten by the next
+save, and the operator sees which file to repair.
 """
 
 from __future__ import annotations
@@ -22,23 +24,37 @@ _log = logging.getLogger(__name__)
 
 
 def read_json_list(path: Path) -> list[Any]:
-    """The list saved at ``path``; empty when there is none or it is unreadable."""
+    """The list saved at ``path``; empty when there is none or it is unreadable
+    (then set aside, see the module docstring)."""
     try:
         text = path.read_text()
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as error:
-        _log.warning("ignoring unreadable state file %s: %s", path, error)
-        return []
+        return _set_aside(path, str(error))
     try:
         saved = json.loads(text)
     except ValueError as error:
-        _log.warning("ignoring state file %s: not JSON (%s)", path, error)
-        return []
+        return _set_aside(path, f"not JSON ({error})")
     if not isinstance(saved, list):
-        _log.warning("ignoring state file %s: not a JSON list", path)
-        return []
+        return _set_aside(path, "not a JSON list")
     return saved
+
+
+def _set_aside(path: Path, reason: str) -> list[Any]:
+    """Rename an unreadable state file out of the way, keeping its bytes."""
+    aside = path.with_name(path.name + ".unreadable")
+    number = 0
+    while aside.exists():
+        number += 1
+        aside = path.with_name(f"{path.name}.unreadable.{number}")
+    try:
+        path.rename(aside)
+    except OSError as error:
+        _log.error("state file %s is unreadable (%s) and cannot be moved: %s", path, reason, error)
+        raise
+    _log.warning("state file %s is unreadable (%s); kept as %s, read as empty", path, reason, aside)
+    return []
 
 
 def write_json(path: Path, value: Any) -> None:
