@@ -41,6 +41,11 @@ one coordinator result), written at the run's time. Only once the append succeed
 are the offsets and groups forgotten; a failed append keeps them (they are still on
 disk) and the next run tries again, as Kafka's timer retries a failed job.
 
+KIP-848 consumer groups take part in the same run (``ConsumerGroup.offsetExpirationCondition``:
+an offset expires ``offsets.retention.minutes`` after its commit unless a member subscribes
+to its topic; an Empty group with no offset left is removed with the tombstones of its
+records); the consumer layer adds them through :meth:`CleanupLogic._cleanup_others`.
+
 Decision: transactional offsets pending on a group (Kafka keeps their partitions
 and the group until the transaction ends) are not modelled here; the transaction
 coordinator's TxnOffsetCommit is a separate module.
@@ -48,7 +53,7 @@ coordinator's TxnOffsetCommit is a separate module.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from lethe_formats.coordinator import GroupMetadataKey, encode_key
 from lethe_formats.model import Record
@@ -60,7 +65,7 @@ from lethe_reference.cluster.group.group import ClassicGroup
 from lethe_reference.cluster.group.persistence import OffsetAndMetadata
 from lethe_reference.cluster.group.state import GroupState
 
-__all__ = ["CleanupLogic", "expirable_since"]
+__all__ = ["CleanupLogic", "expirable_since", "offset_expired"]
 
 _S = GroupState
 
@@ -116,6 +121,8 @@ class CleanupLogic(DeletionLogic):
                 key = encode_key(GroupMetadataKey(group.group_id))
                 records.append(RecordSpec(key=key, value=None, timestamp=now))
                 removed.append(group.group_id)
+        more, done = self._cleanup_others(partition, now)
+        records += more
         if not records:
             return 0
         if self._write_partition(partition, records, f"the cleanup of partition {partition}"):
@@ -125,7 +132,16 @@ class CleanupLogic(DeletionLogic):
         for group_id in removed:
             self.offsets.pop(group_id, None)
             del self.groups[group_id]
+        done()
         return len(records)
+
+    def _cleanup_others(
+        self, partition: int, now: int
+    ) -> tuple[list[RecordSpec], Callable[[], None]]:
+        """Tombstones of groups other than classic ones for the same run (one append),
+        and what to forget once it is written; none here (see the consumer layer)."""
+        del partition, now
+        return [], _nothing
 
     def _expired_offsets(self, group: ClassicGroup, now: int) -> tuple[list[TopicPartition], bool]:
         """The group's offsets that expired now, and whether none is left after them."""
@@ -141,14 +157,20 @@ class CleanupLogic(DeletionLogic):
             tp
             for tp, committed in stored.items()
             if tp[0] not in subscribed
-            and _expired(
+            and offset_expired(
                 committed, group.state_timestamp if since == "state" else None, now, retention
             )
         ]
         return gone, len(gone) == len(stored)
 
 
-def _expired(committed: OffsetAndMetadata, base: int | None, now: int, retention: int) -> bool:
+def _nothing() -> None:
+    return None
+
+
+def offset_expired(
+    committed: OffsetAndMetadata, base: int | None, now: int, retention: int
+) -> bool:
     """Kafka's ``OffsetExpirationConditionImpl.isOffsetExpired``."""
     if committed.expire_timestamp is not None:
         return now >= committed.expire_timestamp

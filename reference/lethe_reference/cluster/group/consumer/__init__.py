@@ -29,8 +29,6 @@ the KIP profiles only, so they are recorded here):
 * **Heterogeneous uniform assignment** (members with different subscriptions)
   is balanced and sticky like Kafka's but computed differently, so a result can
   differ; homogeneous groups and ``range`` give Kafka's results.
-* Empty consumer groups stay until DeleteGroups (Kafka removes them with their
-  expired offsets).
 """
 
 from __future__ import annotations

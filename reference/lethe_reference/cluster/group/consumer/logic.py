@@ -15,6 +15,10 @@ other id down unchanged:
 * DescribeGroups of a consumer group: as for an unknown classic group (Dead, and
   from v6 GROUP_ID_NOT_FOUND "Group <id> is not a classic group."), as a real
   Kafka 4.0.0 answered.
+* Cleanup: the periodic job expires a consumer group's offsets of topics no member
+  subscribes to, ``offsets.retention.minutes`` after their commit, and removes an
+  Empty group with none left (its records tombstoned), in the same append as the
+  classic groups' (``ConsumerGroup.offsetExpirationCondition``, ``maybeDeleteGroup``).
 * ListGroups: consumer groups have protocol type "consumer", type "consumer"
   and their state; both filters apply.
 * OffsetCommit (``ConsumerGroup.validateOffsetCommit``): epoch -1 on an empty
@@ -34,9 +38,10 @@ other id down unchanged:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from lethe_formats.protocol.error_codes import ErrorCode
+from lethe_formats.records.builder import RecordSpec
 
 from lethe_reference.cluster.group import codes
 from lethe_reference.cluster.group.api import (
@@ -48,10 +53,12 @@ from lethe_reference.cluster.group.api import (
     OffsetFetchResult,
     TopicPartition,
 )
+from lethe_reference.cluster.group.cleanup import offset_expired
 from lethe_reference.cluster.group.consumer.api import (
     DescribedConsumerGroup,
     DescribedConsumerMember,
 )
+from lethe_reference.cluster.group.consumer.group import ConsumerGroup
 from lethe_reference.cluster.group.consumer.heartbeat import ConsumerHeartbeatLogic
 from lethe_reference.cluster.group.consumer.persistence import changes
 from lethe_reference.cluster.group.deletion import OffsetDeleteResult
@@ -187,9 +194,47 @@ class ConsumerGroupLogic(ConsumerHeartbeatLogic):
         error = self._precheck(group_id)
         if error:
             return OffsetDeleteResult(error)
+        return self._delete_unsubscribed(group_id, list(partitions), self._subscribed(group))
+
+    def _cleanup_others(
+        self, partition: int, now: int
+    ) -> tuple[list[RecordSpec], Callable[[], None]]:
+        """The cleanup run's part for consumer groups (see :mod:`..cleanup`)."""
+        records: list[RecordSpec] = []
+        expired: dict[str, list[TopicPartition]] = {}
+        removed: list[str] = []
+        retention = self.config.offsets_retention_ms
+        for group_id, group in self.consumer_groups.items():
+            if self.partition_for(group_id) != partition:
+                continue
+            stored = self.offsets.get(group_id, {})
+            subscribed = self._subscribed(group)
+            gone = [
+                tp
+                for tp, committed in stored.items()
+                if tp[0] not in subscribed and offset_expired(committed, None, now, retention)
+            ]
+            if gone:
+                expired[group_id] = gone
+                records += [self._offset_tombstone(group_id, tp) for tp in gone]
+            if len(gone) == len(stored) and not group.members:
+                records += changes(group_id, group, None, self.topic_ids(), now)
+                removed.append(group_id)
+
+        def forget() -> None:
+            for group_id, gone in expired.items():
+                self._forget(group_id, gone)
+            for group_id in removed:
+                self.offsets.pop(group_id, None)
+                del self.consumer_groups[group_id]
+
+        return records, forget
+
+    def _subscribed(self, group: ConsumerGroup) -> set[str]:
+        """Topics the group's members subscribe to, by name or through a regex."""
         subscribed = set(group.subscribed_topics(self.topic_partitions()))
         subscribed.update(t for m in group.members.values() for t in m.subscribed_topic_names)
-        return self._delete_unsubscribed(group_id, list(partitions), subscribed)
+        return subscribed
 
     def delete_groups(self, group_ids: Iterable[str]) -> dict[str, int]:
         ids = list(dict.fromkeys(group_ids))
