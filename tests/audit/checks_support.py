@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import shutil
 import struct
 from collections.abc import Iterator
@@ -214,9 +215,13 @@ def below_log_start(logdir: Path) -> list[Below]:
 
 
 def logdirs(root: Path) -> list[Path]:
-    """Log dirs below ``root``: folders holding meta.properties or a root checkpoint."""
+    """Log dirs below ``root``: folders holding meta.properties, a root checkpoint or a
+    partition dir (``<topic>-<n>``) with segments (the audit's rule, discover.py)."""
     marks = ("meta.properties", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint")
-    return sorted({p.parent for m in marks for p in root.rglob(m)})
+    marked = {p.parent for m in marks for p in root.rglob(m)}
+    segments = root.rglob("[0-9]" * 20 + ".log")
+    holding = {p.parent.parent for p in segments if re.fullmatch(r".+-\d+", p.parent.name)}
+    return sorted(marked | holding)
 
 
 def reclaimable_segments(logdir: Path) -> dict[str, int]:
