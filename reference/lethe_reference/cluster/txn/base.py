@@ -27,7 +27,7 @@ state between the append and its callback, which here are one call. Kafka
 skips ids with a pending state; the coordinator is synchronous, so between
 calls none is pending (the in-memory epoch fence lives only inside a call).
 A failed append leaves every id of that partition as it was, for the next
-pass. One batch per partition (catalog KIP534-TXC-ID-EXPIRY).
+pass. One batch per partition (catalog KIP534-TXC-6).
 """
 
 from __future__ import annotations
