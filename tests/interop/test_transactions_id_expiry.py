@@ -31,7 +31,7 @@ from lethe_formats.protocol.messages.find_coordinator import (
 )
 from lethe_formats.records.scan import read_log
 from lethe_reference.cluster.group.support import partition_for
-from txn_support import BrokerProcess, create_topic, read_partition
+from txn_support import BrokerProcess, create_topic, read_partition, running_broker
 
 T = CLIENT_TIMEOUT_S
 TID = "ck-expiring"
@@ -44,16 +44,13 @@ OVERRIDES = {
 
 @pytest.fixture(scope="module")
 def expiring_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    process = BrokerProcess(tmp_path_factory.mktemp("txn-expiry") / "logs", OVERRIDES)
-    process.start()
-    yield process
-    if process.process is not None:
-        process.stop()
+    yield from running_broker(tmp_path_factory, "txn-expiry", OVERRIDES)
 
 
 def _described(broker: BrokerProcess) -> Any:
     find = FindCoordinatorRequest(key_type=KEY_TYPE_TRANSACTION, coordinator_keys=(TID,))
-    assert broker.exchange(find, 4).coordinators[0].error_code == 0  # type: ignore[attr-defined]
+    found: Any = broker.exchange(find, 4)
+    assert found.coordinators[0].error_code == 0
     answer: Any = broker.exchange(DescribeTransactionsRequest((TID,)), 0)
     return answer.transaction_states[0]
 
