@@ -23,7 +23,7 @@ from interop_support import CLIENT_TIMEOUT_S
 sys.path.insert(0, str(Path(__file__).parents[1] / "reference" / "server"))
 from broker_process import BrokerProcess
 
-__all__ = ["BrokerProcess", "cli_broker", "create_topic", "read_partition"]
+__all__ = ["BrokerProcess", "cli_broker", "create_topic", "read_partition", "running_broker"]
 
 OVERRIDES = {
     "group.initial.rebalance.delay.ms": "0",
@@ -31,14 +31,22 @@ OVERRIDES = {
 }
 
 
-@pytest.fixture(scope="module")
-def cli_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    """``lethe broker`` for the module's tests."""
-    process = BrokerProcess(tmp_path_factory.mktemp("txn-broker") / "logs", OVERRIDES)
+def running_broker(
+    tmp_path_factory: pytest.TempPathFactory, name: str, overrides: dict[str, str]
+) -> Iterator[BrokerProcess]:
+    """``lethe broker`` with ``overrides`` in a fresh directory, stopped afterwards
+    (the body of a module fixture)."""
+    process = BrokerProcess(tmp_path_factory.mktemp(name) / "logs", overrides)
     process.start()
     yield process
     if process.process is not None:
         process.stop()
+
+
+@pytest.fixture(scope="module")
+def cli_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """``lethe broker`` for the module's tests."""
+    yield from running_broker(tmp_path_factory, "txn-broker", OVERRIDES)
 
 
 def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:

@@ -27,7 +27,10 @@ sans-IO :class:`~.txn.coordinator.TransactionCoordinator`, as
 * **Time.** The ``transaction-abort`` task (Kafka's name) runs every
   ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` (10 s) and
   aborts the transactions past their ``transaction.timeout.ms``, as Kafka's
-  periodic ``abortTimedOutTransactions``.
+  periodic ``abortTimedOutTransactions``. The ``transactionalId-expiration``
+  task runs every ``transaction.remove.expired.transaction.cleanup.interval.ms``
+  (1 h) and tombstones the ids idle for ``transactional.id.expiration.ms``
+  (7 days), as Kafka's ``enableTransactionalIdExpiration``.
 
 Broker hooks: ``start(broker)`` after the group runtime, ``shutdown(broker)``
 before the scheduler is cleared.
@@ -65,6 +68,7 @@ if TYPE_CHECKING:
     from lethe_reference.broker import Broker
 
 __all__ = [
+    "EXPIRY_TASK",
     "TIMEOUT_TASK",
     "TxnRuntime",
     "coordinator_of",
@@ -77,6 +81,8 @@ _log = logging.getLogger(__name__)
 _EXTENSION = "cluster.txn_runtime"
 TIMEOUT_TASK = "transaction-abort"
 _CLEANUP_INTERVAL = "transaction.abort.timed.out.transaction.cleanup.interval.ms"
+EXPIRY_TASK = "transactionalId-expiration"
+_EXPIRY_INTERVAL = "transaction.remove.expired.transaction.cleanup.interval.ms"
 
 
 def txn_config(broker: Broker) -> TxnConfig:
@@ -84,6 +90,7 @@ def txn_config(broker: Broker) -> TxnConfig:
     return TxnConfig(
         num_partitions=config.get_int("transaction.state.log.num.partitions"),
         max_timeout_ms=config.get_int("transaction.max.timeout.ms"),
+        id_expiration_ms=config.get_int("transactional.id.expiration.ms"),
     )
 
 
@@ -199,10 +206,16 @@ class TxnRuntime:
     # -- time -------------------------------------------------------------------------
 
     def arm(self) -> None:
-        period = self.broker.config.get_int(_CLEANUP_INTERVAL)
-        self.broker.scheduler.schedule(
-            TIMEOUT_TASK, period, self._abort_timed_out, period_ms=period
-        )
+        scheduler, config = self.broker.scheduler, self.broker.config
+        period = config.get_int(_CLEANUP_INTERVAL)
+        scheduler.schedule(TIMEOUT_TASK, period, self._abort_timed_out, period_ms=period)
+        period = config.get_int(_EXPIRY_INTERVAL)
+        scheduler.schedule(EXPIRY_TASK, period, self._expire_ids, period_ms=period)
+
+    def _expire_ids(self) -> None:
+        self.refresh()
+        for transactional_id in self.coordinator.expire_transactional_ids():
+            _log.info("removed the expired transactional id %s", transactional_id)
 
     def _abort_timed_out(self) -> None:
         self.refresh()
@@ -213,6 +226,7 @@ class TxnRuntime:
         for partition in list(self.coordinator.loaded):
             self.coordinator.unload(partition)
         self.broker.scheduler.cancel(TIMEOUT_TASK)
+        self.broker.scheduler.cancel(EXPIRY_TASK)
 
 
 def coordinator_of(broker: Broker, transactional_id: str) -> TransactionCoordinator | None:

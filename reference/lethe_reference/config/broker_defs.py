@@ -187,6 +187,9 @@ _REPLICATION_AND_COORDINATORS = [
     ConfigKey(
         "transaction.abort.timed.out.transaction.cleanup.interval.ms", _I, 10000, _at_least(1)
     ),
+    ConfigKey(
+        "transaction.remove.expired.transaction.cleanup.interval.ms", _I, 3600000, _at_least(1)
+    ),
     ConfigKey("transaction.partition.verification.enable", _B, True),
     ConfigKey("transactional.id.expiration.ms", _I, 7 * 24 * 60 * 60 * 1000, _at_least(1)),
     ConfigKey("producer.id.expiration.ms", _I, 24 * 60 * 60 * 1000, _at_least(1)),

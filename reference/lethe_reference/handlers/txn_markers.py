@@ -12,7 +12,9 @@ moves and an ABORT is written to the ``.txnindex``
 
 Per partition errors: UNKNOWN_TOPIC_OR_PARTITION when the partition does not
 exist here, NOT_LEADER_OR_FOLLOWER when another broker leads it, the storage
-error of a refused append (an older producer epoch: INVALID_PRODUCER_EPOCH).
+error of a refused append (an older producer epoch: INVALID_PRODUCER_EPOCH; a
+coordinator epoch below the last one the partition recorded for the producer:
+TRANSACTION_COORDINATOR_FENCED, and nothing is appended: catalog KIP534-TXC-7).
 The request is inter-broker: CLUSTER_ACTION on the cluster, else every
 partition fails CLUSTER_AUTHORIZATION_FAILED.
 

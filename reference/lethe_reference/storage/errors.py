@@ -24,6 +24,7 @@ the one place codes live::
     |  +- UnreadableCompressionError         UNKNOWN_SERVER_ERROR -1
     +- OutOfOrderSequenceError               OUT_OF_ORDER_SEQUENCE_NUMBER 45
     +- InvalidProducerEpochError             INVALID_PRODUCER_EPOCH 47
+    +- TransactionCoordinatorFencedError     TRANSACTION_COORDINATOR_FENCED 52
     +- SegmentOffsetOverflowError            (internal: a roll is needed first)
     +- KafkaStorageError                     KAFKA_STORAGE_ERROR 56
 
@@ -51,6 +52,7 @@ __all__ = [
     "RecordListTooLargeError",
     "RecordValidationError",
     "SegmentOffsetOverflowError",
+    "TransactionCoordinatorFencedError",
     "UnknownCodecError",
     "UnreadableCompressionError",
     "UnsupportedCompressionTypeError",
@@ -145,6 +147,14 @@ class InvalidProducerEpochError(LogError):
     """A producer epoch below the one the partition knows (``InvalidProducerEpochException``)."""
 
     error_name = "INVALID_PRODUCER_EPOCH"
+
+
+class TransactionCoordinatorFencedError(LogError):
+    """A COMMIT/ABORT marker from a coordinator epoch older than the last one the
+    partition recorded for its producer (``TransactionCoordinatorFencedException``):
+    a deposed coordinator must not end a transaction its successor owns."""
+
+    error_name = "TRANSACTION_COORDINATOR_FENCED"
 
 
 class SegmentOffsetOverflowError(LogError):

@@ -334,14 +334,18 @@ class PartitionLog:
     ) -> AppendResult | None:
         """A client append's producer checks; the original batch's offsets for a
         duplicate (``analyzeAndValidateProducerState``), else None or a raise. A
-        coordinator's batch has its epoch checked, never its sequence."""
+        coordinator's batch has its epoch checked, never its sequence; a marker also
+        its coordinator epoch."""
         table = self.producer_state.table
         for batch in produced:
             header = batch.header
             if header.producer_id < 0:
                 continue
             original = table.check_client_batch(
-                header, header.base_offset, sequence=not from_coordinator
+                header,
+                header.base_offset,
+                sequence=not from_coordinator,
+                coordinator_epoch=batch.coordinator_epoch if batch.marker is not None else None,
             )
             if original is not None:
                 return AppendResult(

@@ -30,7 +30,11 @@ Kafka 4.0 never answers UNKNOWN_PRODUCER_ID (59) nor DUPLICATE_SEQUENCE_NUMBER
 lethe. Batches replayed on load or appended as a follower are applied without
 the sequence check and with a stale epoch only logged (``AppendOrigin.REPLICATION``).
 
-A COMMIT/ABORT marker sets the entry's epoch (a new epoch forgets the
+A COMMIT/ABORT marker from the coordinator is refused with
+TRANSACTION_COORDINATOR_FENCED (52) when its coordinator epoch is below the
+one the entry recorded (``checkCoordinatorEpoch``: a deposed coordinator);
+replayed, it is applied as Kafka applies a replicated one. A COMMIT/ABORT
+marker sets the entry's epoch (a new epoch forgets the
 batches), coordinator epoch and last timestamp (the marker record's) and
 closes its transaction (``appendEndTxnMarker``).
 
@@ -238,15 +242,24 @@ class ProducerTable:
     # --- client appends -----------------------------------------------------------------
 
     def check_client_batch(
-        self, header: BatchHeader, first_offset: int, *, sequence: bool = True
+        self,
+        header: BatchHeader,
+        first_offset: int,
+        *,
+        sequence: bool = True,
+        coordinator_epoch: int | None = None,
     ) -> BatchMetadata | None:
         """Validate a client batch that got ``first_offset``: the original batch of a
-        duplicate, None to append, or a typed :class:`~.errors.LogError` (45, 47)."""
+        duplicate, None to append, or a typed :class:`~.errors.LogError` (45, 47, 52).
+        ``coordinator_epoch``: a COMMIT/ABORT marker's, checked after the epoch
+        (``appendEndTxnMarker``)."""
         entry = self.entries.get(header.producer_id)
         if entry is None:
             return None
         if header.is_control or not sequence:  # a coordinator's batch: no sequence
             self._check_epoch(entry, header.producer_epoch, first_offset)
+            if coordinator_epoch is not None:
+                self._check_coordinator_epoch(entry, coordinator_epoch, first_offset)
             return None
         duplicate = entry.find_duplicate(header)
         if duplicate is not None:
@@ -260,6 +273,14 @@ class ProducerTable:
             raise errors.InvalidProducerEpochError(
                 f"Epoch of producer {entry.producer_id} at offset {offset} in {self.name} is "
                 f"{epoch}, which is smaller than the last seen epoch {entry.epoch}"
+            )
+
+    def _check_coordinator_epoch(self, entry: ProducerEntry, epoch: int, offset: int) -> None:
+        if epoch < entry.coordinator_epoch:
+            raise errors.TransactionCoordinatorFencedError(
+                f"Invalid coordinator epoch for producerId {entry.producer_id} at offset "
+                f"{offset} in partition {self.name}: {epoch} (zombie), "
+                f"{entry.coordinator_epoch} (current)"
             )
 
     def _check_sequence(self, entry: ProducerEntry, header: BatchHeader, offset: int) -> None:

@@ -32,6 +32,8 @@ def test_periodic_tasks_run_at_kafkas_default_intervals(tmp_path: Path) -> None:
         "PeriodicProducerExpirationCheck": 600000,  # producer.id.expiration.check.interval.ms
         # transaction.abort.timed.out.transaction.cleanup.interval.ms
         "transaction-abort": 10000,
+        # transaction.remove.expired.transaction.cleanup.interval.ms
+        "transactionalId-expiration": 3600000,
     }
     assert broker.next_due_ms() == START + 5000
     clock.advance(5000)

@@ -16,6 +16,18 @@ Loading (``loadTransactionsForTxnTopicPartition``): the last record per id
 wins, a tombstone removes it; a transaction found in PrepareCommit or
 PrepareAbort gets its markers written and is completed, an Ongoing one stays
 Ongoing until its timeout aborts it (a producer killed mid-transaction).
+
+Expiry (``removeExpiredTransactionalIds``): an id in Empty, CompleteCommit or
+CompleteAbort whose last update is ``transactional.id.expiration.ms`` old or
+older (``last_update <= now - expiration``: the boundary expires) moves to
+Dead and its tombstone (the key, a null value, timestamp now) is appended;
+once written the id is forgotten, so a later InitProducerId starts afresh
+(a new producer id, epoch 0). Dead is never installed: it is Kafka's pending
+state between the append and its callback, which here are one call. Kafka
+skips ids with a pending state; the coordinator is synchronous, so between
+calls none is pending (the in-memory epoch fence lives only inside a call).
+A failed append leaves every id of that partition as it was, for the next
+pass. One batch per partition (catalog KIP534-TXC-6).
 """
 
 from __future__ import annotations
@@ -40,6 +52,7 @@ from lethe_reference.cluster.txn.metadata import (
     TopicPartition,
     TxnMetadata,
     from_value,
+    prepare_dead,
     to_value,
     transit,
 )
@@ -88,6 +101,8 @@ class TxnConfig:
     max_timeout_ms: int = 900_000
     #: ``transaction.version`` finalized on the cluster
     server_tv: int = 2
+    #: ``transactional.id.expiration.ms`` (7 days)
+    id_expiration_ms: int = 604_800_000
 
 
 #: ``appendTransactionToLog``'s mapping of append errors to client errors.
@@ -170,6 +185,45 @@ class CoordinatorBase:
             return _APPEND_ERRORS.get(code, code)
         self.txns[transactional_id] = metadata
         return ErrorCode.NONE
+
+    # -- expiry ------------------------------------------------------------------------
+
+    def expire_transactional_ids(self) -> list[str]:
+        """Tombstone and forget the expired ids of the loaded partitions (module
+        docstring); the ids removed."""
+        now = self.io.now_ms()
+        cutoff = now - self.config.id_expiration_ms
+        expiring: dict[int, list[TxnMetadata]] = {}
+        for metadata in self.txns.values():
+            partition = self.partition_for(metadata.transactional_id)
+            if (
+                partition in self.loaded
+                and metadata.state.is_complete_or_empty
+                and not metadata.fencing
+                and metadata.last_update_ms <= cutoff
+            ):
+                expiring.setdefault(partition, []).append(metadata)
+        removed: list[str] = []
+        for partition, found in sorted(expiring.items()):
+            found.sort(key=lambda m: m.transactional_id)
+            dead = [prepare_dead(metadata) for metadata in found]
+            tombstones = [
+                RecordSpec(
+                    key=encode_transaction_key(m.transactional_id), value=None, timestamp=now
+                )
+                for m in dead
+            ]
+            try:
+                self.io.append(partition, build_batch(tombstones, base_offset=0))
+            except TxnAppendError as error:
+                _log.warning(
+                    "expiring %d ids of partition %d failed: %s", len(dead), partition, error
+                )
+                continue
+            for metadata in dead:
+                del self.txns[metadata.transactional_id]
+                removed.append(metadata.transactional_id)
+        return removed
 
     def _complete(self, prepared: TxnMetadata) -> ErrorCode:
         """Markers for a PrepareCommit/PrepareAbort, then its Complete state."""

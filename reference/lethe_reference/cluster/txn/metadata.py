@@ -31,6 +31,7 @@ __all__ = [
     "TxnMetadata",
     "epoch_exhausted",
     "from_value",
+    "prepare_dead",
     "to_value",
     "transit",
 ]
@@ -70,6 +71,12 @@ def transit(current: TxnMetadata, state: TxnState, now_ms: int, **changes: Any) 
     """``prepareTransitionTo``: ``current`` moved to ``state`` at ``now_ms``."""
     check_transition(current.state, state)
     return dataclasses.replace(current, state=state, last_update_ms=now_ms, **changes)
+
+
+def prepare_dead(current: TxnMetadata) -> TxnMetadata:
+    """``prepareDead``: the id expires; everything kept but the partitions (none
+    in the states that expire), the last update time included."""
+    return transit(current, TxnState.DEAD, current.last_update_ms, partitions=frozenset())
 
 
 def _grouped(partitions: frozenset[TopicPartition]) -> tuple[TransactionPartitions, ...]:
