@@ -120,6 +120,9 @@ def handle_txn_offset_commit(
 
 #: TxnOffsetCommit versions from which the group joins the transaction here (KIP-890)
 ADDS_GROUP_VERSION = 5
+#: The first version whose clients get TRANSACTION_ABORTABLE as it is
+#: (``txnOffsetCommitRequestVersionToTransactionSupportedOperation``).
+ABORTABLE_VERSION = 4
 _RETRY = frozenset(
     {
         ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
@@ -147,8 +150,8 @@ def _verification(
         return None
     if code is ErrorCode.PRODUCER_FENCED:
         return ErrorCode.INVALID_PRODUCER_EPOCH
-    if code is ErrorCode.TRANSACTION_ABORTABLE and not adds:
-        return ErrorCode.INVALID_TXN_STATE
+    if code is ErrorCode.TRANSACTION_ABORTABLE and version < ABORTABLE_VERSION:
+        return ErrorCode.INVALID_TXN_STATE  # v4 clients know TRANSACTION_ABORTABLE
     if code in _RETRY:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     return code

@@ -9,8 +9,11 @@ open transaction on the partition asks the transaction coordinator first
 
 * Produce below v12 (a transaction version 1 client): AddPartitionsToTxn v4+
   ``verify_only``; a partition the client never added answers
-  TRANSACTION_ABORTABLE, which such clients get as INVALID_TXN_STATE with the
-  message "Partition was not added to the transaction";
+  TRANSACTION_ABORTABLE, which clients up to Produce v10 get as INVALID_TXN_STATE
+  with the message "Partition was not added to the transaction" and v11 clients,
+  which know it, as it is, without a message
+  (``AddPartitionsToTxnManager.produceRequestVersionToTransactionSupportedOperation``:
+  ``defaultError`` up to v10, ``genericErrorSupported`` at v11);
 * Produce v12+ (transaction version 2, KIP-890): the leader adds the partition
   to the transaction itself (AddPartitionsToTxn v5, not verify-only).
 
@@ -41,6 +44,8 @@ __all__ = ["in_transaction", "verification_refusal"]
 
 #: Produce versions from which the leader adds the partition (transaction version 2).
 ADD_PARTITION_PRODUCE_VERSION = 12
+#: The first Produce version whose clients get TRANSACTION_ABORTABLE as it is.
+ABORTABLE_PRODUCE_VERSION = 11
 _NOT_ADDED = "Partition was not added to the transaction"
 _UNVERIFIED = (
     "Unable to verify the partition has been added to the transaction. Underlying error: {}"
@@ -86,7 +91,7 @@ def verification_refusal(
         return None  # already open here: nothing to verify
     adds = produce_version >= ADD_PARTITION_PRODUCE_VERSION
     code = in_transaction(broker, transactional_id, producer, tp, adds=adds)
-    return _translated(code, adds=adds)
+    return _translated(code, adds=adds, abortable=produce_version >= ABORTABLE_PRODUCE_VERSION)
 
 
 def in_transaction(
@@ -107,12 +112,12 @@ def in_transaction(
     return coordinator.verify_partitions(transactional_id, *producer, [tp])[tp]
 
 
-def _translated(code: ErrorCode, *, adds: bool) -> PartitionAppend | None:
+def _translated(code: ErrorCode, *, adds: bool, abortable: bool) -> PartitionAppend | None:
     if code is ErrorCode.NONE:
         return None
     if code is ErrorCode.PRODUCER_FENCED:
         return PartitionAppend(ErrorCode.INVALID_PRODUCER_EPOCH)
-    if code is ErrorCode.TRANSACTION_ABORTABLE and not adds:
+    if code is ErrorCode.TRANSACTION_ABORTABLE and not abortable:
         code = ErrorCode.INVALID_TXN_STATE
     if code is ErrorCode.INVALID_TXN_STATE:
         return PartitionAppend(code, error_message=_NOT_ADDED)

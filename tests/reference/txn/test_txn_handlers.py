@@ -218,6 +218,11 @@ def test_transactional_batch_to_a_partition_not_added(tmp_path: Path) -> None:
         48,  # INVALID_TXN_STATE
         "Partition was not added to the transaction",
     )
+    # Produce v11 clients know TRANSACTION_ABORTABLE and get it as it is, without a message
+    # (AddPartitionsToTxnManager: genericErrorSupported; ReplicaManager: no custom message);
+    # a real Kafka 4.0.0 answered 120 to Produce v11 in the same situation.
+    answer = opened.produce(("other", 0), b"x", version=11)
+    assert (answer.error_code, answer.error_message) == (120, None)
     assert opened.add(("other", 0)) == {("other", 0): 0}
     assert opened.produce(("other", 0), b"x").error_code == 0
 
@@ -317,8 +322,13 @@ def test_txn_offset_commit_v4_needs_add_offsets(tmp_path: Path) -> None:
     txn.init()
     txn.add(("tv1", 0))
     commit = _offset_commit(broker, txn, "tv1-group", ("tv1", 0), 1)
-    refused = call(broker, ApiKey.TXN_OFFSET_COMMIT, 4, commit)
+    # AddPartitionsToTxnManager.txnOffsetCommitRequestVersionToTransactionSupportedOperation:
+    # up to v3 the coordinator's TRANSACTION_ABORTABLE reaches the client as
+    # INVALID_TXN_STATE, v4 clients get it as it is.
+    refused = call(broker, ApiKey.TXN_OFFSET_COMMIT, 3, commit)
     assert refused.topics[0].partitions[0].error_code == 48  # INVALID_TXN_STATE
+    refused = call(broker, ApiKey.TXN_OFFSET_COMMIT, 4, commit)
+    assert refused.topics[0].partitions[0].error_code == 120  # TRANSACTION_ABORTABLE
     added = call(
         broker, ApiKey.ADD_OFFSETS_TO_TXN, 3,
         AddOffsetsToTxnRequest("tv1-tx", txn.producer_id, txn.epoch, "tv1-group"),
