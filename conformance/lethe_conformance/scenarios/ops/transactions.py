@@ -160,14 +160,16 @@ def produce_in_transaction(
     batches: Sequence[tuple[Sequence[RecordSpec], Any]],
 ) -> list[Mismatch]:
     """``produce`` with ``transaction``: add the partition to the transaction when it is
-    new to it, then send each batch as the producer's next transactional batch."""
+    new to it (unless ``add_partitions`` is false: a producer that skipped the addition,
+    which the broker must refuse), then send each batch as the producer's next
+    transactional batch."""
     producer = producer_of(ctx, data["transaction"])
     topic, partition = ctx.topic(data["topic"]), data["partition"]
     expect = data.get("expect", {})
     exp = Expectations()
     wanted = error_code(expect.get("error", "NONE"))
     missing = producer.missing_partitions([(topic, partition)])
-    if missing:
+    if missing and data.get("add_partitions", True):
         add_wanted = error_code(expect.get("add_partitions_error", "NONE"))
         results: list[tuple[str, int, int]] = []
 
