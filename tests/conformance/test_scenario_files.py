@@ -43,9 +43,6 @@ NOT_YET_COVERED_KIP534: dict[str, str] = {
     "list_transactions judges membership, not order; covered on the reference broker by "
     "tests/reference/txn/test_txn_handlers.py against the recorded kafka-transactions.sh list "
     "of a real Kafka 4.0.0",
-    "KIP534-TXC-6": "needs a broker of its own with short transactional.id.expiration.ms and "
-    "cleanup interval (setup.broker_configs); no scenario yet, covered by "
-    "tests/reference/txn/test_txn_id_expiry.py",
 }
 
 
