@@ -65,6 +65,12 @@ from lethe_formats.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequestTopic,
     TxnOffsetCommitResponse,
 )
+from lethe_formats.protocol.messages.write_txn_markers import (
+    WritableTxnMarker,
+    WritableTxnMarkerTopic,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
 
 from lethe_conformance.client.connection import KafkaConnection
 from lethe_conformance.client.transactional import TV1_MAX_VERSIONS, TransactionalProducer
@@ -79,6 +85,7 @@ __all__ = [
     "list_transactions",
     "transactional_produce",
     "txn_offset_commit",
+    "write_txn_markers",
 ]
 
 
@@ -248,3 +255,28 @@ def list_transactions(
         state_filters=tuple(states), producer_id_filters=tuple(producer_ids)
     )
     return conn.call(request, ListTransactionsResponse, version=version)
+
+
+def write_txn_markers(
+    conn: KafkaConnection,
+    marker: tuple[int, int, bool, int],
+    partitions: Sequence[tuple[str, int]],
+) -> WriteTxnMarkersResponse:
+    """WriteTxnMarkers as a coordinator sends it to a leader: one marker, ``marker`` being
+    (producer id, producer epoch, committed, coordinator epoch), on ``partitions``."""
+    producer_id, producer_epoch, committed, coordinator_epoch = marker
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        by_topic.setdefault(topic, []).append(partition)
+    request = WriteTxnMarkersRequest(
+        markers=(
+            WritableTxnMarker(
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                transaction_result=committed,
+                topics=tuple(WritableTxnMarkerTopic(t, tuple(ps)) for t, ps in by_topic.items()),
+                coordinator_epoch=coordinator_epoch,
+            ),
+        )
+    )
+    return conn.call(request, WriteTxnMarkersResponse)

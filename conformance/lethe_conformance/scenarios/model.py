@@ -63,6 +63,7 @@ CAPABILITY_OF_OP: Mapping[str, str] = {
     "send_offsets_to_transaction": "transactions",
     "describe_transactions": "transactions",
     "list_transactions": "transactions",
+    "write_txn_markers": "transactions",
 }
 
 #: The two clocks a scenario's steps may be limited to (``step.clock``).

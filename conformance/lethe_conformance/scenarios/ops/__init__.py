@@ -16,7 +16,8 @@
 ``acls``        create_acls (capability principals; any step may run as a role)
 ``failures``    inject_failure (capability inject-failure)
 ``transactions`` init_transactions, begin/commit/abort_transaction, produce in a
-                transaction, send_offsets_to_transaction, describe/list_transactions
+                transaction, send_offsets_to_transaction, describe/list_transactions,
+                write_txn_markers
 
 Importing this package registers every op.
 """

@@ -24,6 +24,8 @@ is a mismatch. Each expected batch compares only the fields it lists::
          53  baseSequence ........ base_sequence
          57  recordsCount ........ count
              records ............. offsets              (each kept record's offset)
+                                   marker, coordinator_epoch (a COMMIT/ABORT
+                                   batch: its first record's key type and value)
 
 plus ``segment`` (check_files only): the base offset of the segment file
 holding the batch. Magic 0/1 entries have none of these fields; they are
@@ -43,7 +45,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lethe_formats.errors import FormatError
 from lethe_formats.model import DELETE_HORIZON_BIT, LegacyMessage, RecordBatch
+from lethe_formats.records.control import decode_end_txn_marker
 
 from lethe_conformance.scenarios.context import Expectations, RunContext
 
@@ -56,6 +60,7 @@ _INT64_FIELDS = (
     "base_timestamp",
     "max_timestamp",
     "producer_id",
+    "coordinator_epoch",
     "segment",
 )
 _INT32_FIELDS = (
@@ -122,7 +127,20 @@ def _fields(found: FoundBatch) -> dict[str, Any]:
         "base_sequence": header.base_sequence,
         "count": header.records_count,
         "offsets": [entry.offset_of(record) for record in entry.records],
+        **_marker_fields(entry),
     }
+
+
+def _marker_fields(batch: RecordBatch) -> dict[str, Any]:
+    """``marker`` (COMMIT/ABORT) and ``coordinator_epoch`` of a transaction marker batch:
+    the coordinator epoch lives only in the marker record's value (KIP534-TXC-1)."""
+    if not batch.header.is_control or not batch.records:
+        return {}
+    try:
+        marker = decode_end_txn_marker(batch.records[0])
+    except FormatError:  # another control type (LEADER_CHANGE) or a torn record
+        return {}
+    return {"marker": marker.control_type.name, "coordinator_epoch": marker.coordinator_epoch}
 
 
 def _judge_one(
@@ -141,7 +159,7 @@ def _judge_one(
     for field in _INT64_FIELDS:
         if field in want:
             ctx.judge_int(exp, f"{path}.{field}", want[field], got.get(field))
-    for field in (*_INT32_FIELDS, *_FLAG_FIELDS, "compression", "timestamp_type"):
+    for field in (*_INT32_FIELDS, *_FLAG_FIELDS, "compression", "timestamp_type", "marker"):
         if field in want:
             exp.equal(f"{path}.{field}", want[field], got.get(field))
     if "offsets" in want:

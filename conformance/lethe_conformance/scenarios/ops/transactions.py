@@ -25,6 +25,9 @@ in the run context for the whole scenario. The ops follow a client's calls
     abort_transaction
     describe_transactions,      the admin client's views of the coordinator's state
     list_transactions
+    write_txn_markers           WriteTxnMarkers, as the coordinator sends it to a leader:
+                                a marker with a chosen coordinator epoch (the leader
+                                fences an older one than it recorded)
 
 Retries: Kafka's producer retries CONCURRENT_TRANSACTIONS (the coordinator is
 still writing the previous transaction's markers) and a coordinator that is
@@ -57,9 +60,12 @@ from lethe_conformance.outcomes import Mismatch
 from lethe_conformance.scenarios.context import Expectations, RunContext
 from lethe_conformance.scenarios.model import error_code, int64
 from lethe_conformance.scenarios.ops.partitions import (
+    collect,
+    judge,
     judge_base_offsets,
     judge_committed,
     produced,
+    requested,
 )
 from lethe_conformance.scenarios.ops.registry import op
 
@@ -160,14 +166,16 @@ def produce_in_transaction(
     batches: Sequence[tuple[Sequence[RecordSpec], Any]],
 ) -> list[Mismatch]:
     """``produce`` with ``transaction``: add the partition to the transaction when it is
-    new to it, then send each batch as the producer's next transactional batch."""
+    new to it (unless ``add_partitions`` is false: a producer that skipped the addition,
+    which the broker must refuse), then send each batch as the producer's next
+    transactional batch."""
     producer = producer_of(ctx, data["transaction"])
     topic, partition = ctx.topic(data["topic"]), data["partition"]
     expect = data.get("expect", {})
     exp = Expectations()
     wanted = error_code(expect.get("error", "NONE"))
     missing = producer.missing_partitions([(topic, partition)])
-    if missing:
+    if missing and data.get("add_partitions", True):
         add_wanted = error_code(expect.get("add_partitions_error", "NONE"))
         results: list[tuple[str, int, int]] = []
 
@@ -320,3 +328,28 @@ def list_transactions(ctx: RunContext, data: Mapping[str, Any], path: str) -> li
             if state is not None and symbol in listed:
                 exp.equal(f"{path}.expect.transactions ({symbol}).state", state, listed[symbol])
     return exp.mismatches
+
+
+@op("write_txn_markers")
+def write_txn_markers(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]:
+    """One COMMIT/ABORT marker for the producer on ``partitions``, with the step's
+    coordinator epoch: a coordinator's request, which Kafka serves to any client allowed
+    CLUSTER_ACTION, so a scenario can show the leader's coordinator-epoch fence."""
+    producer = producer_of(ctx, data["producer"])
+    asked = requested(ctx, data["partitions"])
+    marker = (
+        producer.producer_id,
+        data.get("producer_epoch", producer.producer_epoch),
+        data.get("committed", True),
+        ctx.value(data["coordinator_epoch"]),
+    )
+    response = txn_calls.write_txn_markers(ctx.conn(), marker, asked)
+    exp = Expectations()
+    rows = (
+        (t.name, p.partition_index, {"error": p.error_code})
+        for m in response.markers
+        for t in m.topics
+        for p in t.partitions
+    )
+    results = collect(exp, path, rows)
+    return judge(ctx, exp, path, asked, results, data.get("expect", {}))
