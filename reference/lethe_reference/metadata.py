@@ -150,6 +150,8 @@ class TopicRegistry:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self._by_name: dict[str, TopicInfo] = {}
+        #: topic id -> the name it last resolved to; checked on every use (see by_id)
+        self._names_by_id: dict[KafkaUuid, str] = {}
         #: This broker's registration epoch (module docstring); 0 before the first startup.
         self.broker_epoch = 0
         #: Grows with every change (stands for the metadata log offset Kafka reports).
@@ -168,7 +170,17 @@ class TopicRegistry:
         return self._by_name.get(name)
 
     def by_id(self, topic_id: KafkaUuid) -> TopicInfo | None:
-        return next((t for t in self._by_name.values() if t.topic_id == topic_id), None)
+        """The topic with this id. Every Fetch v13+ asks per topic, so the name an id
+        last resolved to is remembered and checked against the registry on each use
+        (a deleted or re-created topic fails the check and is looked up again)."""
+        info = self._by_name.get(self._names_by_id.pop(topic_id, ""))
+        if info is not None and info.topic_id == topic_id:
+            self._names_by_id[topic_id] = info.name
+            return info
+        found = next((t for t in self._by_name.values() if t.topic_id == topic_id), None)
+        if found is not None:
+            self._names_by_id[topic_id] = found.name
+        return found
 
     def names(self) -> list[str]:
         return sorted(self._by_name)

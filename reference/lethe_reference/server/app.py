@@ -328,21 +328,45 @@ class BrokerServer:
             timeout = None if due is None else max(0, due - self.broker.clock.now_ms()) / 1000
             self._poke.clear()
             if timeout is None or timeout > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._poke.wait(), timeout)
+                await self._until_poked(timeout)
             if self.halted.is_set():
                 return
-            try:
-                self.broker.run_due()
-            except Exception:
-                _log.exception(_kv(event="timer-failed"))
+            ran = self._run_due_if_any()
             failure = self.broker.log_manager.dir_failure
             if failure is not None:
                 _log.critical(_kv(event="halt", reason="all log dirs failed", error=failure))
                 await self.halt()
                 return
-            self._wake()  # due work may have answered a parked request
+            if ran:
+                self._wake()  # due work may have answered a parked request
             await asyncio.sleep(0)
+
+    async def _until_poked(self, timeout: float | None) -> None:
+        """Wait for :meth:`poke` or ``timeout`` seconds. Every request pokes, so
+        this is a timer handle and the event's own future, not ``wait_for``'s
+        task per wait."""
+        handle = (
+            None
+            if timeout is None
+            else asyncio.get_running_loop().call_later(timeout, self._poke.set)
+        )
+        try:
+            await self._poke.wait()
+        finally:
+            if handle is not None:
+                handle.cancel()
+
+    def _run_due_if_any(self) -> bool:
+        """Run the broker's due work; False when nothing was due (a poke by a
+        request that scheduled nothing due yet), which skips the wake-up."""
+        due = self.broker.next_due_ms()
+        if due is None or due > self.broker.clock.now_ms():
+            return False
+        try:
+            self.broker.run_due()
+        except Exception:
+            _log.exception(_kv(event="timer-failed"))
+        return True
 
     # --- shutdown ---------------------------------------------------------------------
 

@@ -112,12 +112,19 @@ class SegmentFile:
 
     @contextlib.contextmanager
     def scan(
-        self, start: int = 0, *, end: int | None = None, verify_crc: bool = False
+        self,
+        start: int = 0,
+        *,
+        end: int | None = None,
+        verify_crc: bool = False,
+        chunk: int | None = None,
     ) -> Iterator[tuple[Iterator[ScannedEntry], LogScanner, Buffer]]:
         """``(entries, scanner, data)`` for entries in ``[start, end)``; see the module docstring.
 
         ``data`` is the mapping the entry positions refer to (for deep reads);
-        ``scanner.stop_error`` tells why a scan stopped early.
+        ``scanner.stop_error`` tells why a scan stopped early. ``chunk``: entries
+        the C scanner reads ahead (the scanner's default when None); a caller that
+        stops after a few entries asks for few, as a scan ahead costs its headers.
         """
         limit = self.size if end is None else min(end, self.size)
         if start >= limit:
@@ -125,7 +132,10 @@ class SegmentFile:
             yield iter(()), empty, b""
             return
         with mmap.mmap(self._fd, limit, access=mmap.ACCESS_READ) as mapped:
-            scanner = LogScanner(mapped, file=str(self.path), start=start, verify_crc=verify_crc)
+            ahead = {} if chunk is None else {"chunk": chunk}
+            scanner = LogScanner(
+                mapped, file=str(self.path), start=start, verify_crc=verify_crc, **ahead
+            )
             entries = iter(scanner)
             try:
                 yield entries, scanner, mapped
