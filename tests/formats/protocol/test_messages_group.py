@@ -67,6 +67,7 @@ from lethe_formats.protocol.messages.offset_fetch import (
 from lethe_formats.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
 from lethe_formats.protocol.registry import api
 from lethe_formats.protocol.schema import Struct
+from wire_bytes import i16, i32, i64
 from wire_golden import frame_by_seq
 from wire_strategies import message_values
 
@@ -80,18 +81,6 @@ GROUP_APIS |= {13: (0, 5, 4), 14: (0, 5, 4), 15: (0, 6, 5), 16: (0, 5, 3)}
 
 def i8(value: int) -> bytes:
     return struct.pack(">b", value)
-
-
-def i16(value: int) -> bytes:
-    return struct.pack(">h", value)
-
-
-def i32(value: int) -> bytes:
-    return struct.pack(">i", value)
-
-
-def i64(value: int) -> bytes:
-    return struct.pack(">q", value)
 
 
 def s(text: str | None) -> bytes:
