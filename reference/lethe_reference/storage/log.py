@@ -271,7 +271,7 @@ class PartitionLog:
         segment = self._maybe_roll(
             len(batch.records), batch.max_timestamp, batch.first_offset, batch.last_offset
         )
-        produced = list(producer_batches(batch.records, LogScanner(batch.records), self.name))
+        produced = self._produced(batch.header, batch.records)
         duplicate = self._check_producers(produced, from_coordinator=from_coordinator)
         if duplicate is not None:
             return duplicate
@@ -328,6 +328,13 @@ class PartitionLog:
         self._next_offset = last + 1
         self._track_producers(segment, list(producer_batches(records, entries, self.name)))
         return AppendResult(first, last, -1, self._log_start_offset, best_ts)
+
+    def _produced(self, header: BatchHeader, records: bytes | bytearray) -> list[ProducerBatch]:
+        """The appended batch as producer state sees it. A data batch is its header,
+        which the validator already read; only a control batch has its marker decoded."""
+        if not header.is_control:
+            return [ProducerBatch(header)]
+        return list(producer_batches(records, LogScanner(records), self.name))
 
     def _check_producers(
         self, produced: Sequence[ProducerBatch], *, from_coordinator: bool = False
