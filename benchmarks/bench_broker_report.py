@@ -52,7 +52,8 @@ def _header(result: dict[str, Any]) -> list[str]:
         f"{setup['broker_affinity']}; client (this process, librdkafka threads included) "
         f"affinity {setup['client_affinity']}.",
         f"Records: {setup['value_size']}-byte values, {setup['key_size']}-byte keys, one "
-        f"partition per topic, {setup['records']:,} records per throughput phase. Producer: "
+        f"partition per topic, {setup['records']:,} records per throughput phase, "
+        f"{setup.get('repeat', 1)} run(s) of each. Producer: "
         f"{setup['producer']}. Consumer: {setup['consumer']}.",
         "",
     ]

@@ -16,6 +16,9 @@ core. Then, each phase into its own one-partition topic created beforehand:
 1. ``produce_acks1`` / ``produce_acksall``: ``--records`` records of 1 KiB at
    max rate with acks=1 / acks=all (linger.ms=5, batch.size 1,000,000, no
    compression): throughput, and the latency of every record at max rate;
+   with the consumes of step 3, run ``--repeat`` times (default 3) into fresh
+   topics: a figure is the median of its runs, and the results show min and max
+   beside it, so one lucky or unlucky run neither passes nor fails a target;
 2. ``latency_acks1`` / ``latency_acksall``: ``--rate`` records/s for
    ``--rate-seconds``: latency at a moderate fixed rate;
 3. ``consume``: one consumer reads the ``produce_acks1`` topic from the
@@ -55,6 +58,7 @@ from bench_broker_process import BrokerProcess, log_bytes, run_and_wait_seconds
 from bench_broker_profile import PySpy, py_spy_path
 from bench_broker_report import write_results
 from bench_report import Figure, Target, evaluate
+from bench_report import _fmt as fmt
 from bench_timing import BenchError, OtherWork, pinned
 
 HERE = Path(__file__).resolve().parent
@@ -81,6 +85,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add = parser.add_argument
     add("--records", type=int, default=200_000, help="records per throughput phase")
+    add("--repeat", type=int, default=3, help="runs of each throughput phase (median, spread)")
     add("--value-size", type=int, default=1024, help="value bytes per record")
     add("--rate", type=float, default=5000.0, help="records/s of the fixed-rate phases")
     add("--rate-seconds", type=float, default=5.0, help="length of each fixed-rate phase")
@@ -237,18 +242,26 @@ class Bench:
         self.figures[key] = Figure(key, label, value[0], value[1], seconds, [seconds], note)
 
 
+def run_name(name: str, run: int) -> str:
+    """The phase name of ``name``'s run ``run`` (0-based): the first keeps the bare name."""
+    return name if run == 0 else f"{name}#{run + 1}"
+
+
 def _run_phases(bench: Bench, args: argparse.Namespace) -> None:
     bootstrap = bench.broker.bootstrap
-    topics = ["bench-warmup", "bench-acks1", "bench-acksall", "bench-rate-acks1"]
-    topics += ["bench-rate-acksall", "bench-profile"]
+    runs = range(args.repeat)
+    topics = ["bench-warmup", "bench-rate-acks1", "bench-rate-acksall", "bench-profile"]
+    topics += [f"bench-{acks}-{run}" for run in runs for acks in ("acks1", "acksall")]
     clients.create_topics(bootstrap, topics)
     clients.produce(bootstrap, "bench-warmup", WARMUP_RECORDS, acks="1", value_size=64)
-    bench.produce("produce_acks1", "bench-acks1", "1")
-    bench.produce("produce_acksall", "bench-acksall", "all")
+    for run in runs:
+        produced = run_name("produce_acks1", run)
+        bench.produce(produced, f"bench-acks1-{run}", "1")
+        bench.produce(run_name("produce_acksall", run), f"bench-acksall-{run}", "all")
+        for name, fetch_bytes in CONSUME_PHASES:
+            bench.consume(run_name(name, run), f"bench-acks1-{run}", produced, fetch_bytes)
     bench.produce("latency_acks1", "bench-rate-acks1", "1", rate=args.rate)
     bench.produce("latency_acksall", "bench-rate-acksall", "all", rate=args.rate)
-    for name, fetch_bytes in CONSUME_PHASES:
-        bench.consume(name, "bench-acks1", "produce_acks1", fetch_bytes)
     if args.no_profile:
         return
     count = args.profile_records or args.records
@@ -277,11 +290,13 @@ def _figures(bench: Bench) -> None:
         ("consume_fetch_1mib", "consume from the beginning, 1 MiB partition fetches"),
         ("consume_fetch_16mib", "consume from the beginning, 16 MiB partition fetches"),
     ):
-        phase = bench.phases[name]
-        seconds, records = phase["seconds"], phase["records"]
-        note = f"{records:,} records, broker CPU busy {phase['broker_busy']:.0%}"
-        bench.add(f"{name}_mb", what, (phase["mb_per_s"], "MB/s"), seconds, note)
-        bench.add(f"{name}_rec", what, (phase["records_per_s"], "records/s"), seconds, note)
+        runs = [bench.phases[run_name(name, run)] for run in range(bench.args.repeat)]
+        for suffix, field, unit in (
+            ("mb", "mb_per_s", "MB/s"),
+            ("rec", "records_per_s", "records/s"),
+        ):
+            key = f"{name}_{suffix}"
+            bench.figures[key] = _median_figure(key, what, runs, field, unit)
     for name, what in (
         ("produce_acks1", "p99 latency, acks=1, max rate"),
         ("produce_acksall", "p99 latency, acks=all, max rate"),
@@ -298,6 +313,19 @@ def _figures(bench: Bench) -> None:
         )
         key = f"{name}_p99" if name.startswith("latency") else f"latency_max_{name[8:]}_p99"
         bench.add(key, what, (latency["p99"] * 1000, "ms"), phase["seconds"], note)
+
+
+def _median_figure(
+    key: str, label: str, runs: list[dict[str, Any]], field: str, unit: str
+) -> Figure:
+    """The median run of ``runs`` by ``field``, with every run's value kept (``runs``)."""
+    ordered = sorted(runs, key=lambda phase: phase[field])
+    middle = ordered[(len(ordered) - 1) // 2]  # the lower median: a run that happened
+    values = [phase[field] for phase in ordered]
+    busy = ", ".join(f"{phase['broker_busy']:.0%}" for phase in runs)
+    spread = f"median of {len(values)} runs, min {fmt(values[0])}, max {fmt(values[-1])}; "
+    note = f"{spread}{middle['records']:,} records per run, broker CPU busy {busy}"
+    return Figure(key, label, middle[field], unit, middle["seconds"], values, note)
 
 
 def _machine() -> dict[str, Any]:
@@ -327,6 +355,7 @@ def _setup(args: argparse.Namespace, broker: BrokerProcess, client: list[int]) -
     shown = ("acks", "linger.ms", "batch.size", "compression.type", "queue.buffering.max.kbytes")
     return {
         "records": args.records,
+        "repeat": args.repeat,
         "value_size": args.value_size,
         "key_size": 8,
         "rate": args.rate,
@@ -348,8 +377,10 @@ def _setup(args: argparse.Namespace, broker: BrokerProcess, client: list[int]) -
 def _notes(args: argparse.Namespace, result: dict[str, Any]) -> list[str]:
     machine, setup, phases = result["machine"], result["setup"], result["phases"]
     notes = [
-        "One run of each phase (no best-of: each phase is seconds long and the broker state "
-        "grows); MB = 10^6 bytes of record values (keys, 8 bytes each, not counted).",
+        f"Each throughput phase ran {args.repeat} times (`#2`, `#3`: the later runs, each into "
+        "a fresh topic); a figure is the lower median of its runs (a run that happened, not "
+        "an average) and its note gives the min and max; MB = 10^6 bytes of record values "
+        "(keys, 8 bytes each, not counted).",
         f"Broker pinned with os.sched_setaffinity to CPU(s) {setup['broker_affinity']}, clients "
         f"to {setup['client_affinity']}; broker CPU busy = the broker process's user+system CPU "
         "seconds (/proc/PID/stat) over the phase's wall seconds.",
@@ -366,7 +397,9 @@ def _notes(args: argparse.Namespace, result: dict[str, Any]) -> list[str]:
         "default; picked after trial runs in which 16 MiB cost the broker more CPU per byte), "
         "1 MiB and 16 MiB beside it.",
     ]
-    top = max(phases[p]["records_per_s"] for p in ("produce_acks1", "produce_acksall"))
+    top = max(
+        phase["records_per_s"] for name, phase in phases.items() if name.startswith("produce_")
+    )
     if args.rate > 0.5 * top:
         notes.append(
             f"The fixed rate ({args.rate:,.0f} records/s) is over half the max produce rate "
