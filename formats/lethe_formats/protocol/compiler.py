@@ -70,6 +70,7 @@ __all__ = [
     "decode_prefix",
     "encode",
     "encode_buffers",
+    "fast_codec",
     "is_flexible",
     "use_fast_codecs",
 ]
@@ -303,7 +304,7 @@ def use_fast_codecs(enabled: bool) -> bool:
     return previous
 
 
-def _fast(cls: type[Struct], version: int) -> fastcodec.FastCodec:
+def fast_codec(cls: type[Struct], version: int) -> fastcodec.FastCodec:
     """The generated codec of message ``cls`` at ``version`` (checked like :func:`_codec`)."""
     fast = _FAST.get((cls, version))
     if fast is None:
@@ -315,7 +316,7 @@ def _fast_encode(msg: Struct, version: int) -> tuple[bytearray, list[tuple[int, 
     """The generated encoder's output, or None when it bailed (or is off)."""
     if not _fast_enabled:
         return None
-    fast = _fast(type(msg), version)
+    fast = fast_codec(type(msg), version)
     buf = bytearray()
     big: list[tuple[int, Any]] = []
     try:
@@ -390,7 +391,7 @@ def decode_prefix(cls: type[S], version: int, data: bytes, pos: int = 0) -> tupl
     """Decode one ``cls`` at ``version`` starting at ``data[pos]``; return it and
     the position after it. Error positions are offsets into ``data``."""
     if _fast_enabled and pos >= 0:
-        fast = _fast(cls, version)
+        fast = fast_codec(cls, version)
         try:
             value, end = fast.decode(data if type(data) is bytes else bytes(data), pos)
         except Exception:  # any doubt: the Construct codec decides
