@@ -145,6 +145,39 @@ def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
     raise _Bail
 
 
+def _unknown_tags(data: bytes, pos: int) -> tuple[tuple[RawTaggedField, ...], int]:
+    """A tagged section of a struct that knows no tags: every field is kept raw."""
+    count, pos = _uvarint(data, pos)
+    if count > len(data) - pos:
+        raise _Bail
+    unknown = []
+    for _ in range(count):
+        tag, pos = _uvarint(data, pos)
+        size, pos = _uvarint(data, pos)
+        end = pos + size
+        if end > len(data):
+            raise _Bail
+        unknown.append(RawTaggedField(tag, data[pos:end]))
+        pos = end
+    return tuple(unknown), pos
+
+
+def _runs(regular: list[tuple[str, AnyConstruct]]) -> list[list[tuple[str, AnyConstruct]]]:
+    """The fields in order, consecutive fixed-width ints and floats grouped (one struct call)."""
+    runs: list[list[tuple[str, AnyConstruct]]] = []
+    for field, wire in regular:
+        fixed = id(wire) in _FIXED_FORMATS
+        if fixed and runs and id(runs[-1][-1][1]) in _FIXED_FORMATS:
+            runs[-1].append((field, wire))
+        else:
+            runs.append([(field, wire)])
+    return runs
+
+
+def _run_struct(run: list[tuple[str, AnyConstruct]]) -> struct.Struct:
+    return struct.Struct(">" + "".join(_FIXED_FORMATS[id(wire)] for _, wire in run))
+
+
 def _uvarint_bytes(value: int) -> bytes:
     if not 0 <= value <= 0xFFFFFFFF:
         raise _Bail
@@ -215,6 +248,7 @@ class _Generator:
             "_Bail": _Bail,
             "_uvarint": _uvarint,
             "_uvarint_bytes": _uvarint_bytes,
+            "_unknown_tags": _unknown_tags,
             "_write_tagged": _write_tagged,
             "_read_varint": read_varint,
             "_read_varlong": read_varlong,
@@ -245,16 +279,22 @@ class _Generator:
         src = _Source(self.env)
         src.emit(0, f"def {name}(d, p):")
         args: list[str] = []
-        for field, wire in codec.regular:
-            target = src.fresh("v")
-            self.decode_value(src, _Read(1, "d", "p"), wire, target)
-            args.append(f"{field}={target}")
+        for run in _runs(codec.regular):
+            targets = [src.fresh("v") for _ in run]
+            fields = [field for field, _ in run]
+            args.extend(f"{field}={target}" for field, target in zip(fields, targets, strict=True))
+            if len(run) == 1:
+                self.decode_value(src, _Read(1, "d", "p"), run[0][1], targets[0])
+                continue
+            packer = _run_struct(run)
+            src.emit(1, f"{', '.join(targets)} = {src.const(packer.unpack_from, 'unpack')}(d, p)")
+            src.emit(1, f"p += {packer.size}")
         cls = src.const(codec.cls, "cls")
         if codec.tags is None:
             src.emit(1, f"return {cls}({', '.join(args)}), p")
             return "\n".join(src.lines)
         known = self._decode_tagged(src, codec.tags)
-        args.append("_unknown_tagged_fields=tuple(unknown)")
+        args.append("_unknown_tagged_fields=tuple(unknown)")  # () stays ()
         if not known:
             src.emit(1, f"return {cls}({', '.join(args)}), p")
             return "\n".join(src.lines)
@@ -268,6 +308,13 @@ class _Generator:
     def _decode_tagged(self, src: _Source, tags: TaggedLayout) -> list[tuple[str, str]]:
         """Emit the tagged section; return (field, local) of each known tag."""
         known: list[tuple[str, str]] = []
+        if not tags.known:  # the common case: no tagged field at all
+            src.emit(1, "if d[p] == 0:")
+            src.emit(2, "p += 1")
+            src.emit(2, "unknown = ()")
+            src.emit(1, "else:")
+            src.emit(2, "unknown, p = _unknown_tags(d, p)")
+            return known
         src.emit(1, "unknown = []")
         src.emit(1, "count, p = _uvarint(d, p)")
         src.emit(1, "if count > len(d) - p:")
@@ -314,10 +361,14 @@ class _Generator:
         if codec.tags is None:
             src.emit(1, "if o._unknown_tagged_fields:")
             src.emit(2, "raise _Bail")
-        for field, wire in codec.regular:
+        for run in _runs(codec.regular):
+            if len(run) > 1:
+                pack = src.const(_run_struct(run).pack, "pack")
+                src.emit(1, f"buf += {pack}({', '.join(f'o.{field}' for field, _ in run)})")
+                continue
             value = src.fresh("v")
-            src.emit(1, f"{value} = o.{field}")
-            self.encode_value(src, _Write(1, "buf", "big"), wire, value)
+            src.emit(1, f"{value} = o.{run[0][0]}")
+            self.encode_value(src, _Write(1, "buf", "big"), run[0][1], value)
         if codec.tags is not None:
             self._encode_tagged(src, codec.tags)
         src.emit(1, "return None")
