@@ -307,45 +307,40 @@ class _Generator:
 
     def _decode_tagged(self, src: _Source, tags: TaggedLayout) -> list[tuple[str, str]]:
         """Emit the tagged section; return (field, local) of each known tag."""
-        known: list[tuple[str, str]] = []
-        if not tags.known:  # the common case: no tagged field at all
-            src.emit(1, "if d[p] == 0:")
-            src.emit(2, "p += 1")
-            src.emit(2, "unknown = ()")
-            src.emit(1, "else:")
+        known = [(field, src.fresh("t")) for field, _, _ in tags.known.values()]
+        for _, target in known:
+            src.emit(1, f"{target} = _MISSING")
+        src.emit(1, "if d[p] == 0:")  # the common case: no tagged field at all
+        src.emit(2, "p += 1")
+        src.emit(2, "unknown = ()")
+        src.emit(1, "else:")
+        if not known:
             src.emit(2, "unknown, p = _unknown_tags(d, p)")
             return known
-        src.emit(1, "unknown = []")
-        src.emit(1, "count, p = _uvarint(d, p)")
-        src.emit(1, "if count > len(d) - p:")
-        src.emit(2, "raise _Bail")
-        for _, (field, _, _) in tags.known.items():
-            target = src.fresh("t")
-            known.append((field, target))
-            src.emit(1, f"{target} = _MISSING")
-        src.emit(1, "for _ in range(count):")
-        src.emit(2, "tag, p = _uvarint(d, p)")
-        src.emit(2, "size, p = _uvarint(d, p)")
-        src.emit(2, "end = p + size")
-        src.emit(2, "if end > len(d):")
+        src.emit(2, "unknown = []")
+        src.emit(2, "count, p = _uvarint(d, p)")
+        src.emit(2, "if count > len(d) - p:")
         src.emit(3, "raise _Bail")
+        src.emit(2, "for _ in range(count):")
+        src.emit(3, "tag, p = _uvarint(d, p)")
+        src.emit(3, "size, p = _uvarint(d, p)")
+        src.emit(3, "end = p + size")
+        src.emit(3, "if end > len(d):")
+        src.emit(4, "raise _Bail")
         keyword = "if"
         for (tag, (_, wire, _)), (_, target) in zip(tags.known.items(), known, strict=True):
-            src.emit(2, f"{keyword} tag == {tag}:")
+            src.emit(3, f"{keyword} tag == {tag}:")
             keyword = "elif"
-            src.emit(3, f"if {target} is not _MISSING:")
-            src.emit(4, "raise _Bail")
-            src.emit(3, "sub = d[p:end]")
-            src.emit(3, "q = 0")
-            self.decode_value(src, _Read(3, "sub", "q"), wire, target)
-            src.emit(3, "if q != size:")
-            src.emit(4, "raise _Bail")
-        if known:
-            src.emit(2, "else:")
-            src.emit(3, "unknown.append(_Raw(tag, d[p:end]))")
-        else:
-            src.emit(2, "unknown.append(_Raw(tag, d[p:end]))")
-        src.emit(2, "p = end")
+            src.emit(4, f"if {target} is not _MISSING:")
+            src.emit(5, "raise _Bail")
+            src.emit(4, "sub = d[p:end]")
+            src.emit(4, "q = 0")
+            self.decode_value(src, _Read(4, "sub", "q"), wire, target)
+            src.emit(4, "if q != size:")
+            src.emit(5, "raise _Bail")
+        src.emit(3, "else:")
+        src.emit(4, "unknown.append(_Raw(tag, d[p:end]))")
+        src.emit(3, "p = end")
         return known
 
     def _encoder(self, codec: StructLayout, name: str) -> str:
@@ -387,8 +382,12 @@ class _Generator:
             src.emit(2, "t = bytearray()")
             self.encode_value(src, _Write(2, "t", "None"), wire, value)
             src.emit(2, f"entries.append(({tag}, t))")
-        src.emit(1, "entries.extend((raw.tag, raw.data) for raw in o._unknown_tagged_fields)")
-        src.emit(1, "_write_tagged(buf, big, entries)")
+        src.emit(1, "if o._unknown_tagged_fields:")
+        src.emit(2, "entries.extend((raw.tag, raw.data) for raw in o._unknown_tagged_fields)")
+        src.emit(1, "if entries:")
+        src.emit(2, "_write_tagged(buf, big, entries)")
+        src.emit(1, "else:")
+        src.emit(2, "buf.append(0)")
 
     # ------------------------------------------------------------------- values
 
