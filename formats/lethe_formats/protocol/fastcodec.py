@@ -53,7 +53,13 @@ from lethe_formats.protocol.wire import (
     UInt32,
     Uuid,
 )
-from lethe_formats.varint import encode_varint, encode_varlong, read_varint, read_varlong
+from lethe_formats.varint import (
+    encode_uvarint,
+    encode_varint,
+    encode_varlong,
+    read_varint,
+    read_varlong,
+)
 
 __all__ = ["OWN_BUFFER_BYTES", "FastCodec", "StructLayout", "generate", "join_parts"]
 
@@ -178,27 +184,16 @@ def _run_struct(run: list[tuple[str, AnyConstruct]]) -> struct.Struct:
     return struct.Struct(">" + "".join(_FIXED_FORMATS[id(wire)] for _, wire in run))
 
 
-def _uvarint_bytes(value: int) -> bytes:
-    if not 0 <= value <= 0xFFFFFFFF:
-        raise _Bail
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _write_tagged(
     buf: bytearray, big: list[tuple[int, Any]] | None, entries: list[tuple[int, Any]]
 ) -> None:
     """The tagged-field section from (tag, payload) entries, ascending tags."""
     entries.sort(key=lambda entry: entry[0])
-    buf += _uvarint_bytes(len(entries))
+    buf += encode_uvarint(len(entries))
     for tag, data in entries:
-        buf += _uvarint_bytes(tag)
+        buf += encode_uvarint(tag)
         size = len(data)
-        buf += _uvarint_bytes(size)
+        buf += encode_uvarint(size)
         if size >= OWN_BUFFER_BYTES and big is not None:
             big.append((len(buf), data if type(data) is bytes else bytes(data)))
         else:
@@ -247,7 +242,7 @@ class _Generator:
         self.env: dict[str, Any] = {
             "_Bail": _Bail,
             "_uvarint": _uvarint,
-            "_uvarint_bytes": _uvarint_bytes,
+            "_uvarint_bytes": encode_uvarint,
             "_unknown_tags": _unknown_tags,
             "_write_tagged": _write_tagged,
             "_read_varint": read_varint,
