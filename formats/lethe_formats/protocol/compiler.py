@@ -22,6 +22,14 @@ the field is ``ignorable``), that non-flexible versions carry no tagged fields,
 then writes the present fields. Unknown tagged fields are kept in
 ``_unknown_tagged_fields`` and written back merged by tag, as Kafka's
 ``RawTaggedFieldWriter`` does, so decode -> encode reproduces the bytes.
+
+These Construct codecs are the definition, and the error reporter. The entry
+points (:func:`decode_prefix`, :func:`decode`, :func:`encode`,
+:func:`encode_buffers`) first try plain functions that
+:mod:`~lethe_formats.protocol.fastcodec` generates from the same codec tree,
+several times faster; whenever those raise anything, the Construct codec runs
+and decides (value or exact error). ``LETHE_PROTOCOL_CONSTRUCT=1`` or
+:func:`use_fast_codecs` turns the fast path off.
 """
 
 from __future__ import annotations

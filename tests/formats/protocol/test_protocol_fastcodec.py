@@ -307,3 +307,11 @@ def test_hand_made_input_decodes_or_fails_alike(
     else:
         with pytest.raises(Exception):  # noqa: B017 - the generated code only bails
             fast_codec(cls, version).decode(body, 0)
+
+
+@pytest.mark.parametrize(("cls", "version"), _cases())
+@settings(max_examples=8, deadline=None)
+@given(data=st.binary(max_size=48))
+def test_random_bytes_decode_or_fail_alike(cls: type[Struct], version: int, data: bytes) -> None:
+    fast, slow = both_paths(lambda: decode_prefix(cls, version, data))
+    assert fast == slow
