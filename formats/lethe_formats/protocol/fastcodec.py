@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import itertools
 import struct
-import uuid
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
 from lethe_formats.primitives import Int8, Int16, Int32, Int64, VarInt, VarLong
-from lethe_formats.protocol.schema import FieldSpec, RawTaggedField, Struct
+from lethe_formats.protocol.fastcodec_runtime import OWN_BUFFER_BYTES, join_parts, runtime_names
+from lethe_formats.protocol.schema import FieldSpec, Struct
 from lethe_formats.protocol.wire import (
     STRING_MAX_BYTES,
     AnyConstruct,
@@ -53,18 +53,8 @@ from lethe_formats.protocol.wire import (
     UInt32,
     Uuid,
 )
-from lethe_formats.varint import (
-    encode_uvarint,
-    encode_varint,
-    encode_varlong,
-    read_varint,
-    read_varlong,
-)
 
 __all__ = ["OWN_BUFFER_BYTES", "FastCodec", "StructLayout", "generate", "join_parts"]
-
-#: ``bytes``/``records`` values at least this long are passed through uncopied.
-OWN_BUFFER_BYTES = 32 * 1024
 
 Decoder = Callable[[bytes, int], tuple[Any, int]]
 Encoder = Callable[[Any, bytearray, "list[tuple[int, Any]] | None"], None]
@@ -133,41 +123,6 @@ def _classic_width(wire: Bytes | Array) -> str:
     return "h" if isinstance(wire, String) else "i"
 
 
-class _Bail(Exception):  # noqa: N818 - not an error: a request to take the slow path
-    """Something the fast path does not vouch for: run the Construct codec."""
-
-
-def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
-    """A Kafka unsigned varint of at most 5 bytes and 32 bits, else :class:`_Bail`."""
-    result = 0
-    for shift in (0, 7, 14, 21, 28):
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            if result > 0xFFFFFFFF:
-                raise _Bail
-            return result, pos
-    raise _Bail
-
-
-def _unknown_tags(data: bytes, pos: int) -> tuple[tuple[RawTaggedField, ...], int]:
-    """A tagged section of a struct that knows no tags: every field is kept raw."""
-    count, pos = _uvarint(data, pos)
-    if count > len(data) - pos:
-        raise _Bail
-    unknown = []
-    for _ in range(count):
-        tag, pos = _uvarint(data, pos)
-        size, pos = _uvarint(data, pos)
-        end = pos + size
-        if end > len(data):
-            raise _Bail
-        unknown.append(RawTaggedField(tag, data[pos:end]))
-        pos = end
-    return tuple(unknown), pos
-
-
 def _runs(regular: list[tuple[str, AnyConstruct]]) -> list[list[tuple[str, AnyConstruct]]]:
     """The fields in order, consecutive fixed-width ints and floats grouped (one struct call)."""
     runs: list[list[tuple[str, AnyConstruct]]] = []
@@ -182,36 +137,6 @@ def _runs(regular: list[tuple[str, AnyConstruct]]) -> list[list[tuple[str, AnyCo
 
 def _run_struct(run: list[tuple[str, AnyConstruct]]) -> struct.Struct:
     return struct.Struct(">" + "".join(_FIXED_FORMATS[id(wire)] for _, wire in run))
-
-
-def _write_tagged(
-    buf: bytearray, big: list[tuple[int, Any]] | None, entries: list[tuple[int, Any]]
-) -> None:
-    """The tagged-field section from (tag, payload) entries, ascending tags."""
-    entries.sort(key=lambda entry: entry[0])
-    buf += encode_uvarint(len(entries))
-    for tag, data in entries:
-        buf += encode_uvarint(tag)
-        size = len(data)
-        buf += encode_uvarint(size)
-        if size >= OWN_BUFFER_BYTES and big is not None:
-            big.append((len(buf), data if type(data) is bytes else bytes(data)))
-        else:
-            buf += data
-
-
-def join_parts(buf: bytearray, big: list[tuple[int, Any]]) -> list[Any]:
-    """``buf`` split at the noted offsets with the large values in between."""
-    parts: list[Any] = []
-    start = 0
-    for offset, value in big:
-        if offset > start:
-            parts.append(bytes(buf[start:offset]))
-        parts.append(value)
-        start = offset
-    if len(buf) > start:
-        parts.append(bytes(buf[start:]))
-    return parts
 
 
 class _Source:
@@ -239,21 +164,7 @@ class _Generator:
     """Writes the decode and encode source of every struct codec it is given."""
 
     def __init__(self) -> None:
-        self.env: dict[str, Any] = {
-            "_Bail": _Bail,
-            "_uvarint": _uvarint,
-            "_uvarint_bytes": encode_uvarint,
-            "_unknown_tags": _unknown_tags,
-            "_write_tagged": _write_tagged,
-            "_read_varint": read_varint,
-            "_read_varlong": read_varlong,
-            "_encode_varint": encode_varint,
-            "_encode_varlong": encode_varlong,
-            "_UUID": uuid.UUID,
-            "_Raw": RawTaggedField,
-            "_MISSING": _Bail,  # any unique object
-            "_BIG": OWN_BUFFER_BYTES,
-        }
+        self.env: dict[str, Any] = runtime_names()
         self.done: dict[int, tuple[str, str]] = {}
         self.chunks: list[str] = []
 
