@@ -15,6 +15,7 @@ from lethe_formats.errors import TruncatedError, VarintError
 __all__ = [
     "VARINT_MAX_BYTES",
     "VARLONG_MAX_BYTES",
+    "encode_uvarint",
     "encode_varint",
     "encode_varlong",
     "read_varint",
@@ -77,6 +78,13 @@ def _encode_unsigned(raw: int) -> bytes:
         raw >>= 7
     out.append(raw)
     return bytes(out)
+
+
+def encode_uvarint(value: int) -> bytes:
+    """Kafka's unsigned varint (low 7-bit group first) of a 32-bit value."""
+    if not 0 <= value <= 0xFFFFFFFF:
+        raise ValueError(f"unsigned varint out of range: {value}")
+    return _encode_unsigned(value)
 
 
 def encode_varint(value: int) -> bytes:

@@ -39,6 +39,7 @@ from construct.core import BytesIOWithOffsets
 from lethe_formats.errors import CorruptRecordError, TruncatedError, VarintError
 from lethe_formats.primitives import field_name, remaining
 from lethe_formats.storage.kafka_uuid import KafkaUuid
+from lethe_formats.varint import encode_uvarint
 
 __all__ = [
     "KArray",
@@ -57,18 +58,6 @@ else:
     _AnyConstruct = Construct
 
 UVARINT_MAX_BYTES = 5
-
-
-def encode_uvarint(value: int) -> bytes:
-    """Kafka's unsigned varint (low 7-bit group first) of a 32-bit value."""
-    if not 0 <= value <= 0xFFFFFFFF:
-        raise ValueError(f"unsigned varint out of range: {value}")
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _read_exact(stream: IO[bytes], size: int, name: str, position: int) -> bytes:

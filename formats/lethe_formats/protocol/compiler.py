@@ -22,11 +22,20 @@ the field is ``ignorable``), that non-flexible versions carry no tagged fields,
 then writes the present fields. Unknown tagged fields are kept in
 ``_unknown_tagged_fields`` and written back merged by tag, as Kafka's
 ``RawTaggedFieldWriter`` does, so decode -> encode reproduces the bytes.
+
+These Construct codecs are the definition, and the error reporter. The entry
+points (:func:`decode_prefix`, :func:`decode`, :func:`encode`,
+:func:`encode_buffers`) first try plain functions that
+:mod:`~lethe_formats.protocol.fastcodec` generates from the same codec tree,
+several times faster; whenever those raise anything, the Construct codec runs
+and decides (value or exact error). ``LETHE_PROTOCOL_CONSTRUCT=1`` or
+:func:`use_fast_codecs` turns the fast path off.
 """
 
 from __future__ import annotations
 
 import io
+import os
 from typing import IO, Any, TypeVar, cast
 
 from construct import SizeofError
@@ -34,6 +43,7 @@ from construct.core import BytesIOWithOffsets
 
 from lethe_formats.errors import FormatError, TruncatedError
 from lethe_formats.primitives import Int8, Int16, Int32, Int64, VarInt, VarLong, Window, remaining
+from lethe_formats.protocol import fastcodec
 from lethe_formats.protocol.exceptions import MalformedMessageError, UnsupportedVersionError
 from lethe_formats.protocol.schema import (
     ArrayType,
@@ -68,7 +78,9 @@ __all__ = [
     "decode_prefix",
     "encode",
     "encode_buffers",
+    "fast_codec",
     "is_flexible",
+    "use_fast_codecs",
 ]
 
 S = TypeVar("S", bound=Struct)
@@ -285,15 +297,59 @@ def _codec(cls: type[Struct], version: int) -> StructCodec:
     return compile_struct(cls, version, version in info.flexible)
 
 
+#: Whether encode/decode try the generated codecs of :mod:`fastcodec` first (the
+#: Construct codecs run whenever they bail). ``LETHE_PROTOCOL_CONSTRUCT=1`` in the
+#: environment turns them off, :func:`use_fast_codecs` at run time (equivalence tests).
+_fast_enabled = os.environ.get("LETHE_PROTOCOL_CONSTRUCT", "") != "1"
+
+_FAST: dict[tuple[type[Struct], int], fastcodec.FastCodec] = {}
+
+
+def use_fast_codecs(enabled: bool) -> bool:
+    """Turn the generated fast path on or off; return the previous setting."""
+    global _fast_enabled
+    previous, _fast_enabled = _fast_enabled, enabled
+    return previous
+
+
+def fast_codec(cls: type[Struct], version: int) -> fastcodec.FastCodec:
+    """The generated codec of message ``cls`` at ``version`` (checked like :func:`_codec`)."""
+    fast = _FAST.get((cls, version))
+    if fast is None:
+        fast = _FAST[(cls, version)] = fastcodec.generate(_codec(cls, version))
+    return fast
+
+
+def _fast_encode(msg: Struct, version: int) -> tuple[bytearray, list[tuple[int, Any]]] | None:
+    """The generated encoder's output, or None when it bailed (or is off)."""
+    if not _fast_enabled:
+        return None
+    fast = fast_codec(type(msg), version)
+    buf = bytearray()
+    big: list[tuple[int, Any]] = []
+    try:
+        fast.encode(msg, buf, big)
+    except Exception:  # any doubt: the Construct codec decides
+        return None
+    return buf, big
+
+
 def encode(msg: Struct, version: int) -> bytes:
     """The wire bytes of ``msg`` at ``version`` (no size prefix, no header)."""
+    done = _fast_encode(msg, version)
+    if done is not None:
+        buf, big = done
+        if not big:
+            return bytes(buf)
+        parts = fastcodec.join_parts(buf, big)
+        return b"".join(part if type(part) is bytes else bytes(part) for part in parts)
     out = io.BytesIO()
     _codec(type(msg), version).build_stream(msg, out)
     return out.getvalue()
 
 
 #: Writes at least this long are kept as buffers of their own by :func:`encode_buffers`.
-_OWN_BUFFER_BYTES = 32 * 1024
+_OWN_BUFFER_BYTES = fastcodec.OWN_BUFFER_BYTES
 
 
 class _Buffers:
@@ -331,6 +387,9 @@ def encode_buffers(msg: Struct, version: int) -> list[bytes]:
     """:func:`encode` as a list of buffers whose concatenation is its bytes: a Fetch
     response's record sets are passed through as the objects the message holds, so a
     server can write them without copying megabytes into one string first."""
+    done = _fast_encode(msg, version)
+    if done is not None:
+        return fastcodec.join_parts(*done)
     out = _Buffers()
     _codec(type(msg), version).build_stream(msg, cast(IO[bytes], out))  # write/tell suffice
     return out.finish()
@@ -339,6 +398,14 @@ def encode_buffers(msg: Struct, version: int) -> list[bytes]:
 def decode_prefix(cls: type[S], version: int, data: bytes, pos: int = 0) -> tuple[S, int]:
     """Decode one ``cls`` at ``version`` starting at ``data[pos]``; return it and
     the position after it. Error positions are offsets into ``data``."""
+    if _fast_enabled and pos >= 0:
+        fast = fast_codec(cls, version)
+        try:
+            value, end = fast.decode(data if type(data) is bytes else bytes(data), pos)
+        except Exception:  # any doubt: the Construct codec decides
+            pass
+        else:
+            return cast(S, value), end
     codec = _codec(cls, version)
     stream = Window(data, 0)
     stream.seek(pos)

@@ -9,21 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lethe_formats.protocol.compiler import decode, encode
-from lethe_formats.protocol.headers import RequestHeader, ResponseHeader
-from lethe_formats.protocol.registry import apis
 from lethe_formats.protocol.schema import Struct
-from wire_strategies import message_values
+from wire_strategies import every_message_version, message_values
 
 
 def _cases() -> list[Any]:
-    cases = []
-    for spec in apis().values():
-        for version in range(spec.min_version, spec.max_version + 1):
-            for cls in (spec.request, spec.response):
-                cases.append(pytest.param(cls, version, id=f"{cls.__name__}-v{version}"))
-    for header, versions in ((RequestHeader, range(3)), (ResponseHeader, range(2))):
-        cases.extend(pytest.param(header, v, id=f"{header.__name__}-v{v}") for v in versions)
-    return cases
+    return [
+        pytest.param(cls, version, id=f"{cls.__name__}-v{version}")
+        for cls, version in every_message_version()
+    ]
 
 
 @pytest.mark.parametrize(("cls", "version"), _cases())

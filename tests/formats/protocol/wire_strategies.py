@@ -15,6 +15,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 from lethe_formats.protocol.compiler import is_flexible
+from lethe_formats.protocol.headers import RequestHeader, ResponseHeader
+from lethe_formats.protocol.registry import apis
 from lethe_formats.protocol.schema import (
     ArrayType,
     FieldSpec,
@@ -25,7 +27,7 @@ from lethe_formats.protocol.schema import (
     struct_fields,
 )
 
-__all__ = ["message_values", "struct_values"]
+__all__ = ["every_message_version", "message_values", "struct_values"]
 
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "varint": 32, "varlong": 64}
 
@@ -87,3 +89,14 @@ def struct_values(cls: type[Struct], version: int, flexible: bool) -> st.SearchS
 def message_values(cls: type[Struct], version: int) -> st.SearchStrategy[Any]:
     """Values of the top-level message ``cls`` valid at ``version``."""
     return struct_values(cls, version, is_flexible(cls, version))
+
+
+def every_message_version() -> list[tuple[type[Struct], int]]:
+    """(class, version) of every request and response the registry knows, and the headers."""
+    cases: list[tuple[type[Struct], int]] = []
+    for spec in apis().values():
+        for version in range(spec.min_version, spec.max_version + 1):
+            cases.extend((cls, version) for cls in (spec.request, spec.response))
+    cases.extend((RequestHeader, version) for version in range(3))
+    cases.extend((ResponseHeader, version) for version in range(2))
+    return cases
