@@ -123,6 +123,8 @@ class BrokerServer:
         self._timer: asyncio.Task[None] | None = None
         self._poke = asyncio.Event()
         self._connections: dict[int, tuple[BrokerSession, ConnectionOutput]] = {}
+        #: closed connections still writing what was queued (stop() aborts them)
+        self._closing: set[ConnectionOutput] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._stopping = False
@@ -271,7 +273,7 @@ class BrokerServer:
                 self._wake()
                 await self._refuse(writer)
                 return
-        output = ConnectionOutput(writer)
+        output = ConnectionOutput(writer, connection_id=connection_id)
         session = BrokerSession(
             self.broker,
             connection_id,
@@ -280,6 +282,7 @@ class BrokerServer:
             peer=peer_text,
             listener=listener,
             principal=principal,
+            zero_copy=not (listener is not None and listener.tls),  # sendfile on plain TCP
         )
         self._connections[connection_id] = (session, output)
         _log.info(_kv(event="accepted", conn=connection_id, peer=peer_text))
@@ -295,7 +298,11 @@ class BrokerServer:
             self.quotas.release(address)
             self._wake()
             output.close()
-            await self._refuse(writer)
+            self._closing.add(output)
+            try:
+                await output.wait_closed()
+            finally:
+                self._closing.discard(output)
             _log.info(_kv(event="closed", conn=connection_id))
 
     async def _pump(
@@ -421,6 +428,8 @@ class BrokerServer:
             output.close()
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=_DRAIN_ON_STOP_S)
+        for output in [*(out for _, out in self._connections.values()), *self._closing]:
+            output.abort()  # a peer that reads nothing does not hold the shutdown
         if self._server is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._server.wait_closed(), _DRAIN_ON_STOP_S)
