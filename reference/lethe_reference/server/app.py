@@ -312,8 +312,11 @@ class BrokerServer:
             if not await self._until_readable(session):
                 break
             data = await reader.read(_READ_SIZE)
-            session.receive_data(data)
-            output.flush()  # the answers to every request this read completed, in one write
+            output.hold()  # the answers to every request of this read leave in one write
+            try:
+                session.receive_data(data)
+            finally:
+                output.release()
             self.poke()
             if not data:
                 break

@@ -8,9 +8,10 @@ under a producer with five requests in flight that is most of what the broker
 spends on output. :class:`ConnectionOutput` therefore only queues what ``send``
 gets and writes the queue once per turn of the event loop:
 
-* the connection's pump calls :meth:`ConnectionOutput.flush` right after the
-  session handled what one read brought, so the responses to pipelined requests
-  leave in one write, and a lone response is not delayed at all;
+* the connection's pump handles what one read brought between
+  :meth:`ConnectionOutput.hold` and :meth:`ConnectionOutput.release` (a flush),
+  so the responses to pipelined requests leave in one write, and a lone
+  response is not delayed at all;
 * a response completed elsewhere (a deferred Produce or Fetch answered by
   another connection's request or by the timer) schedules a flush with
   ``call_soon``: the end of the current turn, after whatever else that turn
@@ -63,6 +64,8 @@ class ConnectionOutput:
     def __init__(self, writer: asyncio.StreamWriter, *, connection_id: int = 0) -> None:
         self._writer = writer
         self._transport = writer.transport
+        self._loop = asyncio.get_running_loop()
+        self._held = False
         self._connection_id = connection_id
         self._pending: deque[Buffer] = deque()
         self._scheduled = False
@@ -75,9 +78,18 @@ class ConnectionOutput:
             _release(data)
             return
         self._pending.append(data)
-        if not self._scheduled and self._sender is None:
+        if not (self._scheduled or self._held) and self._sender is None:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._scheduled_flush)
+            self._loop.call_soon(self._scheduled_flush)
+
+    def hold(self) -> None:
+        """Queue without scheduling a flush until :meth:`release` (the pump's turn)."""
+        self._held = True
+
+    def release(self) -> None:
+        """Write what was queued since :meth:`hold`."""
+        self._held = False
+        self.flush()
 
     def _scheduled_flush(self) -> None:
         self._scheduled = False
@@ -95,7 +107,7 @@ class ConnectionOutput:
         if run:
             _write(self._transport, run)
         if self._pending:  # a region is next
-            self._sender = asyncio.get_running_loop().create_task(self._send_queue())
+            self._sender = self._loop.create_task(self._send_queue())
 
     async def drain(self) -> None:
         """Wait for the sender, then while the transport holds more than its high-water mark."""
@@ -141,7 +153,7 @@ class ConnectionOutput:
         return run
 
     async def _send_queue(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         try:
             while self._pending:
                 run = self._take_run()

@@ -105,3 +105,17 @@ def test_drain_flushes_before_waiting() -> None:
         return writer.transport.writes, writer.drains
 
     assert asyncio.run(scenario()) == ([b"ab"], 1)
+
+
+def test_held_output_schedules_nothing_and_leaves_at_release() -> None:
+    async def scenario() -> tuple[list[bytes], list[bytes]]:
+        out, transport = output()
+        out.hold()  # the pump handles one read
+        out.send(b"one")
+        out.send(b"two")
+        await asyncio.sleep(0)  # no flush was scheduled
+        before = list(transport.writes)
+        out.release()
+        return before, transport.writes
+
+    assert asyncio.run(scenario()) == ([], [b"onetwo"])
