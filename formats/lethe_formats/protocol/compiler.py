@@ -45,6 +45,7 @@ from lethe_formats.errors import FormatError, TruncatedError
 from lethe_formats.primitives import Int8, Int16, Int32, Int64, VarInt, VarLong, Window, remaining
 from lethe_formats.protocol import fastcodec
 from lethe_formats.protocol.exceptions import MalformedMessageError, UnsupportedVersionError
+from lethe_formats.protocol.regions import ByteRegion, in_memory
 from lethe_formats.protocol.schema import (
     ArrayType,
     FieldSpec,
@@ -354,39 +355,45 @@ _OWN_BUFFER_BYTES = fastcodec.OWN_BUFFER_BYTES
 
 class _Buffers:
     """A write-only stream that keeps large writes (record sets) as they are, uncopied,
-    and gathers the small ones between them into bytearrays."""
+    and gathers the small ones between them into bytearrays. A large
+    :class:`~.regions.ByteRegion` stays the same object (read by whoever sends it);
+    a small one is read here."""
+
+    #: ``Bytes`` fields hand this stream a region as it is (:mod:`.regions`)
+    keeps_regions = True
 
     def __init__(self) -> None:
-        self.parts: list[bytes] = []
+        self.parts: list[bytes | ByteRegion] = []
         self._small = bytearray()
         self._size = 0
 
-    def write(self, data: bytes) -> int:
+    def write(self, data: bytes | ByteRegion) -> int:
         size = len(data)
         self._size += size
         if size < _OWN_BUFFER_BYTES:
-            self._small += data
+            self._small += data if in_memory(data) else bytes(data)
             return size
         if self._small:
             self.parts.append(bytes(self._small))
             self._small = bytearray()
-        self.parts.append(data if type(data) is bytes else bytes(data))
+        self.parts.append(data if type(data) is bytes or not in_memory(data) else bytes(data))
         return size
 
     def tell(self) -> int:
         return self._size
 
-    def finish(self) -> list[bytes]:
+    def finish(self) -> list[bytes | ByteRegion]:
         if self._small:
             self.parts.append(bytes(self._small))
             self._small = bytearray()
         return self.parts
 
 
-def encode_buffers(msg: Struct, version: int) -> list[bytes]:
+def encode_buffers(msg: Struct, version: int) -> list[bytes | ByteRegion]:
     """:func:`encode` as a list of buffers whose concatenation is its bytes: a Fetch
-    response's record sets are passed through as the objects the message holds, so a
-    server can write them without copying megabytes into one string first."""
+    response's record sets are passed through as the objects the message holds (bytes,
+    or a file region a server sends with ``sendfile``), so a server can write them
+    without copying megabytes into one string first."""
     done = _fast_encode(msg, version)
     if done is not None:
         return fastcodec.join_parts(*done)

@@ -41,6 +41,7 @@ from construct import Construct, SizeofError
 from lethe_formats.errors import TruncatedError, VarintError
 from lethe_formats.primitives import FixedInt, Int16, Int32, field_name, remaining
 from lethe_formats.protocol.exceptions import MalformedMessageError
+from lethe_formats.protocol.regions import in_memory
 
 __all__ = [
     "STRING_MAX_BYTES",
@@ -240,7 +241,10 @@ class Bytes(AnyConstruct):
                 raise ValueError(f"non-nullable field {field_name(path)} is None")
             write_length(-1, stream, context, path, compact=self.compact, classic=self.classic)
             return obj
-        data = self._encode(obj, path)
+        keep = (
+            getattr(stream, "keeps_regions", False) and not in_memory(obj) and type(obj) is not str
+        )
+        data = obj if keep else self._encode(obj, path)  # a region to encode_buffers (.regions)
         write_length(len(data), stream, context, path, compact=self.compact, classic=self.classic)
         stream.write(data)
         return obj

@@ -316,7 +316,7 @@ class PartitionFetcher:
             return False
         try:
             if data.records:
-                _append(log, data.records)
+                _append(log, bytes(data.records))  # a region read from the leader's file
             log.update_high_watermark(min(data.high_watermark, log.log_end_offset))
             if data.log_start_offset > log.log_start_offset:
                 log.maybe_increment_log_start_offset(

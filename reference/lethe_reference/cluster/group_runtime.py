@@ -321,7 +321,7 @@ def _stored_batches(log: PartitionLog) -> Iterator[tuple[RecordBatch, list[Recor
     above the offset the read started at."""
     offset = log.log_start_offset
     while offset < log.log_end_offset:
-        data = read(log, offset, _READ_CHUNK, isolation=FetchIsolation.LOG_END).records
+        data = bytes(read(log, offset, _READ_CHUNK, isolation=FetchIsolation.LOG_END).records)
         next_offset = offset
         try:
             for entry in read_log(data):

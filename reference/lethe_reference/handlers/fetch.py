@@ -233,7 +233,7 @@ class _Plan:
             return read
         if not self.broker.log_config(topic).tombstone_flag_enable:
             return read
-        return replace(read, records=null_flagged_values(read.records))
+        return replace(read, records=null_flagged_values(bytes(read.records)))
 
     def _topics(self, selected: Keyed) -> tuple[FetchableTopicResponse, ...]:
         topics: list[tuple[PartitionKey, list[PartitionData]]] = []

@@ -68,6 +68,7 @@ from lethe_formats.protocol.framing import (
     frame_prefix,
 )
 from lethe_formats.protocol.headers import RequestHeader, ResponseHeader
+from lethe_formats.protocol.regions import ByteRegion
 from lethe_formats.protocol.registry import api, header_versions
 from lethe_formats.protocol.schema import Struct
 
@@ -302,12 +303,15 @@ class BrokerConnection:
         ``ctx`` is not the in-flight request and :class:`ResponseEncodingError`
         (after closing) when the response cannot be encoded.
         """
-        return b"".join(self.send_response_buffers(ctx, response))
+        return b"".join(bytes(part) for part in self.send_response_buffers(ctx, response))
 
-    def send_response_buffers(self, ctx: RequestContext, response: Struct) -> list[bytes]:
+    def send_response_buffers(
+        self, ctx: RequestContext, response: Struct
+    ) -> list[bytes | ByteRegion]:
         """:meth:`send_response` as buffers to write in order (``[]``: nothing to
-        send). A Fetch response's record sets stay the buffers the handler read, so
-        the frame is never copied whole (what Kafka's zero-copy send saves)."""
+        send). A Fetch response's record sets stay the objects the handler read
+        (bytes, or file regions the server sends with ``sendfile``), so the frame is
+        never copied whole (what Kafka's zero-copy send saves)."""
         if self.state is ConnectionState.CLOSED:
             return []  # the peer went away meanwhile: the response is dropped
         if self._in_flight is None or self._in_flight[0] != ctx:
@@ -330,10 +334,12 @@ class BrokerConnection:
         self._in_flight = None
         self._machine.process(Input.RESPONSE)
         size = len(head) + sum(len(part) for part in body)
-        first = body.pop(0) if body and len(body[0]) < _JOINED_BYTES else b""
-        return [frame_prefix(size) + head + first, *body]
+        first = body[0] if body else b""
+        if isinstance(first, bytes) and len(first) < _JOINED_BYTES:
+            return [frame_prefix(size) + head + first, *body[1:]]
+        return [frame_prefix(size) + head, *body]
 
-    def _no_response(self, ctx: RequestContext, response: Struct) -> list[bytes]:
+    def _no_response(self, ctx: RequestContext, response: Struct) -> list[bytes | ByteRegion]:
         self._in_flight = None
         if _has_partition_errors(response):
             _log.info(

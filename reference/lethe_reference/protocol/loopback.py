@@ -67,7 +67,7 @@ class LoopbackClient:
         self.session = BrokerSession(
             broker,
             next(_connection_ids),
-            send=self._received.feed,
+            send=lambda data: self._received.feed(bytes(data)),  # regions come read
             close=self._on_close,
             listener=listener,
         )

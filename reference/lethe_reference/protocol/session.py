@@ -5,9 +5,17 @@ Theory of operation
 :class:`BrokerSession` owns one :class:`~.connection.BrokerConnection` and runs
 its requests through :func:`~lethe_reference.handlers.dispatch.dispatch`
 against a :class:`~lethe_reference.broker.Broker`. The owner supplies two
-callbacks: ``send(bytes)`` (queue bytes for the peer) and ``close()`` (drop the
+callbacks: ``send(buffer)`` (queue a buffer for the peer) and ``close()`` (drop the
 connection). Nothing here blocks or touches a socket, so the asyncio server and
 in-process tests (:mod:`.loopback`) share exactly this code.
+
+Zero copy. A Fetch response's large record sets are file regions
+(:mod:`lethe_reference.storage.file_region`). An owner that sends them itself
+(``zero_copy``: the server on a plain TCP listener, with ``sendfile``) gets them
+as they are; any other owner (TLS, the loopback) gets bytes: the session reads
+every region of a response before sending any of it, and a region whose file
+was truncated meanwhile (or any read error) closes the connection with nothing
+sent, as Kafka closes a connection whose ``FileRecords.writeTo`` fails.
 
 The pump (:meth:`BrokerSession.receive_data`) takes events out of the
 connection until it needs data or is paused:
@@ -48,6 +56,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lethe_formats.protocol.api_keys import api_name
+from lethe_formats.protocol.regions import ByteRegion
 from lethe_formats.protocol.schema import Struct
 
 from lethe_reference.cluster.scram_credentials import scram_store
@@ -90,11 +99,12 @@ class BrokerSession:
         broker: Broker,
         connection_id: int,
         *,
-        send: Callable[[bytes], None],
+        send: Callable[[bytes | ByteRegion], None],
         close: Callable[[], None],
         peer: str = "",
         listener: ListenerSecurity | None = None,
         principal: str | None = None,
+        zero_copy: bool = False,
     ) -> None:
         self.broker = broker
         self.authenticator = (
@@ -112,6 +122,8 @@ class BrokerSession:
         )
         self._send = send
         self._close_callback = close
+        #: the owner sends file regions itself (module docstring)
+        self.zero_copy = zero_copy
         self._pumping = False
         self.closed = False
 
@@ -249,6 +261,13 @@ class BrokerSession:
             _log.exception("connection %d: response not encodable; closing", self.connection_id)
             self.close()
             return
+        if not self.zero_copy:
+            try:
+                buffers = [part if isinstance(part, bytes) else bytes(part) for part in buffers]
+            except OSError as error:  # a region's file truncated or unreadable
+                _log.warning("connection %d: %s; closing the connection", self.connection_id, error)
+                self.close()
+                return
         for data in buffers:  # record sets as read, uncopied (connection.py)
             self._send(data)
         if self.connection.must_close:

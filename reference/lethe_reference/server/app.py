@@ -9,8 +9,9 @@ two threads:
 
 * ``asyncio.start_server`` accepts; each connection gets a task that reads
   whatever arrived, hands it to its session (which runs the handlers and
-  queues response bytes on the transport through ``send``), then awaits
-  ``drain()`` so a slow reader applies back-pressure. Requests on a connection
+  queues response buffers through ``send`` on the connection's
+  :class:`~.output.ConnectionOutput`, written together once per loop turn),
+  then awaits ``drain()`` so a slow reader applies back-pressure. Requests on a connection
   are handled one at a time and answered in order (the session mutes the
   connection while a response is deferred, as Kafka does);
 * the timer task sleeps until :meth:`Broker.next_due_ms` (checkpoints,
@@ -61,6 +62,7 @@ from lethe_reference.protocol.listeners import ListenerSecurity
 from lethe_reference.protocol.quotas import Admission, ConnectionQuotas, reading_allowed
 from lethe_reference.protocol.session import BrokerSession
 from lethe_reference.server.held_ports import HeldPorts
+from lethe_reference.server.output import ConnectionOutput
 from lethe_reference.server.tls import handshake, listener_contexts, start_tls_server
 
 __all__ = ["BrokerServer"]
@@ -120,7 +122,9 @@ class BrokerServer:
         self._server: asyncio.Server | None = None
         self._timer: asyncio.Task[None] | None = None
         self._poke = asyncio.Event()
-        self._connections: dict[int, tuple[BrokerSession, asyncio.StreamWriter]] = {}
+        self._connections: dict[int, tuple[BrokerSession, ConnectionOutput]] = {}
+        #: closed connections still writing what was queued (stop() aborts them)
+        self._closing: set[ConnectionOutput] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self._stopping = False
@@ -269,19 +273,21 @@ class BrokerServer:
                 self._wake()
                 await self._refuse(writer)
                 return
+        output = ConnectionOutput(writer, connection_id=connection_id)
         session = BrokerSession(
             self.broker,
             connection_id,
-            send=writer.write,
-            close=writer.close,
+            send=output.send,
+            close=output.close,
             peer=peer_text,
             listener=listener,
             principal=principal,
+            zero_copy=not (listener is not None and listener.tls),  # sendfile on plain TCP
         )
-        self._connections[connection_id] = (session, writer)
+        self._connections[connection_id] = (session, output)
         _log.info(_kv(event="accepted", conn=connection_id, peer=peer_text))
         try:
-            await self._pump(reader, writer, session)
+            await self._pump(reader, output, session)
         except (ConnectionError, OSError) as error:
             _log.info(_kv(event="connection-error", conn=connection_id, error=repr(error)))
         except Exception:
@@ -291,21 +297,30 @@ class BrokerServer:
             self._connections.pop(connection_id, None)
             self.quotas.release(address)
             self._wake()
-            await self._refuse(writer)
+            output.close()
+            self._closing.add(output)
+            try:
+                await output.wait_closed()
+            finally:
+                self._closing.discard(output)
             _log.info(_kv(event="closed", conn=connection_id))
 
     async def _pump(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, session: BrokerSession
+        self, reader: asyncio.StreamReader, output: ConnectionOutput, session: BrokerSession
     ) -> None:
         while not session.closed and not self._stopping:
             if not await self._until_readable(session):
                 break
             data = await reader.read(_READ_SIZE)
-            session.receive_data(data)
+            output.hold()  # the answers to every request of this read leave in one write
+            try:
+                session.receive_data(data)
+            finally:
+                output.release()
             self.poke()
             if not data:
                 break
-            await writer.drain()
+            await output.drain()
 
     async def _until_readable(self, session: BrokerSession) -> bool:
         """Kafka reads no muted connection (a request in flight), and starts no new
@@ -382,9 +397,9 @@ class BrokerServer:
             self._server.close()
         for extra in self._extra_servers:
             extra.close()
-        for session, writer in list(self._connections.values()):
+        for session, output in list(self._connections.values()):
             session.close()
-            writer.close()
+            output.close()
         if self._timer is not None and self._timer is not asyncio.current_task():
             # the loop also ends on ``halted``: a cancel racing a poke can be swallowed
             # by asyncio.wait_for before Python 3.12, and the timer must not run again
@@ -411,11 +426,13 @@ class BrokerServer:
         for purgatory in self.broker.purgatories.all():
             purgatory.expire_all()
         await self._drain_all()
-        for session, writer in list(self._connections.values()):
+        for session, output in list(self._connections.values()):
             session.close()
-            writer.close()
+            output.close()
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=_DRAIN_ON_STOP_S)
+        for output in [*(out for _, out in self._connections.values()), *self._closing]:
+            output.abort()  # a peer that reads nothing does not hold the shutdown
         if self._server is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._server.wait_closed(), _DRAIN_ON_STOP_S)
@@ -427,7 +444,7 @@ class BrokerServer:
         _log.info(_kv(event="stopped", port=self.port))
 
     async def _drain_all(self) -> None:
-        drains = [writer.drain() for _, writer in self._connections.values()]
+        drains = [output.drain() for _, output in self._connections.values()]
         if drains:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(

@@ -10,6 +10,8 @@ from the submodules. Layers, bottom up::
                                lethe_tools.fixturegen, so ONE implementation lays out
                                segments byte-identical to Kafka's
     file_records               the .log file: append, pread, shallow/deep scans
+    file_region                a slice of it read on demand (a Fetch's records,
+                               sent with sendfile by the server)
     segment, segment_reads     LogSegment on disk; offset/timestamp lookups, reads
     segments                   base offset -> segment, ordered
     validator, rebuild         producer batch checks; offsets patched in place
@@ -32,7 +34,7 @@ Main entry points::
     LogManager(log_dir, clock=, settings_for=).startup() / .create_log(topic, p)
     PartitionLog.append_as_leader(batch_bytes, leader_epoch) -> AppendResult
     PartitionLog.maybe_increment_log_start_offset(offset, reason) -> bool
-    log_reads.read(log, fetch_offset, max_bytes, isolation=) -> FetchData
+    log_reads.read(log, fetch_offset, max_bytes, isolation=, as_region=) -> FetchData
     log_reads.offset_for_timestamp(log, timestamp, isolation=) -> TimestampAndOffset | None
     retention.policies.delete_old_segments(log) -> int
 

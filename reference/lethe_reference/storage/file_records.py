@@ -9,7 +9,11 @@ position. :class:`SegmentFile` is the same over a plain file descriptor:
 
 * the size is tracked in memory (the file is never longer: a torn tail is cut
   by :meth:`SegmentFile.truncate_to` during recovery);
-* :meth:`SegmentFile.read` is one ``pread``;
+* :meth:`SegmentFile.read` is one ``pread``; :meth:`SegmentFile.region` is the
+  same slice unread, a :class:`~.file_region.FileRegion` a server sends with
+  ``sendfile`` (Kafka's ``FileRecords.slice``), for slices of
+  :data:`REGION_MIN_BYTES` or more: a smaller one is read, as the encoder would
+  copy it into the frame anyway;
 * :meth:`SegmentFile.scan` maps ``[0, end)`` read-only and runs
   ``lethe_formats``' :class:`~lethe_formats.records.scan.LogScanner` from a
   position. The scan is a context manager because the iterator holds a view
@@ -40,8 +44,13 @@ from lethe_formats.records.scan import (
 )
 
 from lethe_reference.storage.errors import CorruptMessageError
+from lethe_reference.storage.file_region import FileRegion
 
-__all__ = ["SegmentFile", "last_offset", "max_timestamp", "record_stamps"]
+__all__ = ["REGION_MIN_BYTES", "SegmentFile", "last_offset", "max_timestamp", "record_stamps"]
+
+#: Slices this long are regions (module docstring); the protocol encoder keeps a
+#: value this long as a buffer of its own (``lethe_formats.protocol.regions``).
+REGION_MIN_BYTES = 32 * 1024
 
 
 def last_offset(entry: ScannedEntry) -> int:
@@ -109,6 +118,16 @@ class SegmentFile:
         """Up to ``size`` bytes from ``position`` (fewer at the end of the file)."""
         size = max(0, min(size, self.size - position))
         return os.pread(self._fd, size, position) if size else b""
+
+    def region(self, position: int, size: int) -> bytes | FileRegion:
+        """:meth:`read`, unread from :data:`REGION_MIN_BYTES` on (module docstring)."""
+        size = max(0, min(size, self.size - position))
+        if size < REGION_MIN_BYTES:
+            return self.read(position, size)
+        try:
+            return FileRegion(self._fd, position, size, self.path)
+        except OSError:  # no descriptor left (EMFILE): the bytes serve as well
+            return self.read(position, size)
 
     @contextlib.contextmanager
     def scan(

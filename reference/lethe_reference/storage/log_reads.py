@@ -13,7 +13,9 @@ Theory of operation
   so records below the fetch offset (and below the log start offset) may be
   returned: consumers skip them. It never passes the start of the batch that
   holds the upper bound, and reads on into later segments when the floor
-  segment has nothing at or after the offset.
+  segment has nothing at or after the offset. ``as_region`` (the Fetch path)
+  returns a large read as a file region the server sends with ``sendfile``
+  (:mod:`.file_region`); every other reader gets bytes.
 * a read_committed read (which stops at the last stable offset) also lists the
   aborted transactions overlapping ``[fetch offset, U)``, U being the first
   offset-index entry past the bytes read, else the next segment's base offset,
@@ -55,6 +57,7 @@ from lethe_formats.model import NO_TIMESTAMP, AbortedTxn
 from lethe_reference import faults
 from lethe_reference.storage import segment_reads
 from lethe_reference.storage.errors import OffsetOutOfRangeError
+from lethe_reference.storage.file_region import FileRegion
 from lethe_reference.storage.segment_reads import TimestampAndOffset
 
 if TYPE_CHECKING:
@@ -103,7 +106,7 @@ class FetchData:
     """Records read for one partition (``FetchDataInfo``)."""
 
     fetch_offset: int
-    records: bytes = b""
+    records: bytes | FileRegion = b""
     first_entry_incomplete: bool = False
     aborted_transactions: tuple[AbortedTxn, ...] = field(default=())
 
@@ -134,6 +137,7 @@ def read(
     *,
     isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK,
     min_one_message: bool = True,
+    as_region: bool = False,
 ) -> FetchData:
     """Read from ``fetch_offset``; see the module docstring."""
     if fetch_offset < log.log_start_offset and not faults.active(
@@ -158,7 +162,12 @@ def read(
     while segment is not None:
         max_position = _max_position(segment, upper_base, upper_position)
         found = segment_reads.read(
-            segment, fetch_offset, max_bytes, max_position, min_one_message=min_one_message
+            segment,
+            fetch_offset,
+            max_bytes,
+            max_position,
+            min_one_message=min_one_message,
+            as_region=as_region,
         )
         if found is not None:
             aborted: tuple[AbortedTxn, ...] = ()

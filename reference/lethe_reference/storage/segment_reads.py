@@ -9,7 +9,9 @@ of the ``.log`` (``LogSegment`` / ``FileRecords`` in Kafka):
   at or below the target; scanning forward, the first batch whose *last*
   offset is >= the target contains it (``searchForOffsetWithSize``);
 * :func:`read`: from that batch's start position, ``min(max_size, max_position
-  - start)`` bytes, or at least the first batch with ``min_one_message``.
+  - start)`` bytes, or at least the first batch with ``min_one_message``; as
+  bytes, or with ``as_region`` as a file region the server sends unread
+  (``FileRecords.slice``, :mod:`.file_region`).
   Kafka slices the file by bytes, so a read may end inside a batch; clients
   drop such a partial trailing batch (``firstEntryIncomplete`` says when even
   the first one is cut);
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from lethe_formats.model import NO_TIMESTAMP, BatchHeader
 
 from lethe_reference.storage.file_records import last_offset, max_timestamp, record_stamps
+from lethe_reference.storage.file_region import FileRegion
 from lethe_reference.storage.time_index import TimestampOffset
 
 if TYPE_CHECKING:
@@ -70,7 +73,7 @@ class TimestampAndOffset(NamedTuple):
 class SegmentRead:
     """Bytes read from one segment, starting at the batch holding the fetch offset."""
 
-    records: bytes
+    records: bytes | FileRegion
     position: int
     first_entry_incomplete: bool = False
 
@@ -103,8 +106,10 @@ def read(
     max_position: int | None,
     *,
     min_one_message: bool = False,
+    as_region: bool = False,
 ) -> SegmentRead | None:
-    """Kafka's ``LogSegment.read``; None when ``start_offset`` is past the segment."""
+    """Kafka's ``LogSegment.read``; None when ``start_offset`` is past the segment.
+    ``as_region``: the records as a :class:`FileRegion` when large enough."""
     if max_size < 0:
         raise ValueError(f"Invalid max size {max_size} for log read from segment {segment}")
     found = translate_offset(segment, start_offset)
@@ -114,8 +119,11 @@ def read(
     if adjusted == 0 or max_position is None:
         return SegmentRead(b"", found.position)
     fetch_size = max(0, min(max_position - found.position, adjusted))
+    file = segment.log
     return SegmentRead(
-        segment.log.read(found.position, fetch_size),
+        file.region(found.position, fetch_size)
+        if as_region
+        else file.read(found.position, fetch_size),
         found.position,
         first_entry_incomplete=adjusted < found.size,
     )

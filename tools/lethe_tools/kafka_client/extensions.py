@@ -445,7 +445,7 @@ class Consumer(_PartitionClient):
         response = cast(FetchResponse, connection.request(request, timeout=timeout))
         answer = response.responses[0].partitions[0]
         _raise_for(answer.error_code)
-        return _records(tp, answer.records or b"", offset)
+        return _records(tp, bytes(answer.records or b""), offset)
 
 
 def _records(tp: TopicPartition, data: bytes, offset: int) -> list[ConsumerRecord]:

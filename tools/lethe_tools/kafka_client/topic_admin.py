@@ -245,7 +245,9 @@ class TopicCaller:
                 request = replace(request, topics=(fetched,))
             response = cast(FetchResponse, connection.request(request, timeout=self._timeout()))
             answer = response.responses[0].partitions[0]
-            if answer.error_code == ErrorCode.NONE and _first_key_found(answer.records or b""):
+            if answer.error_code == ErrorCode.NONE and _first_key_found(
+                bytes(answer.records or b"")
+            ):
                 return True
         return False
 

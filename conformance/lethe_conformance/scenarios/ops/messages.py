@@ -227,6 +227,7 @@ def fetch(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]
         exp.missing(path, f"one result for {data['topic']}-{partition}")
         return exp.mismatches
     got = answers[0]
+    records = None if got.records is None else bytes(got.records)  # decoded: already bytes
     expect = data.get("expect", {})
     where = f"{path}.expect"
     if "error" in expect:
@@ -235,17 +236,17 @@ def fetch(ctx: RunContext, data: Mapping[str, Any], path: str) -> list[Mismatch]
         if field in expect:
             exp.equal(f"{where}.{field}", int64(expect[field]), getattr(got, field))
     if "first_batch_offset" in expect:
-        entries = split_entries(got.records or b"")
+        entries = split_entries(records or b"")
         first = int.from_bytes(entries[0][:8], "big", signed=True) if entries else None
         exp.equal(f"{where}.first_batch_offset", int64(expect["first_batch_offset"]), first)
     if "records" in expect:
         aborted = None  # read_uncommitted: every data record is seen
         if isolation == _ISOLATION["read_committed"]:
             aborted = [(a.producer_id, a.first_offset) for a in got.aborted_transactions or ()]
-        seen = visible_records(got.records, offset, aborted)
+        seen = visible_records(records, offset, aborted)
         _judge_records(ctx, exp, f"{where}.records", expect["records"], seen)
     if "batches" in expect:
-        judge_batches(ctx, exp, f"{where}.batches", expect["batches"], _fetched(got.records))
+        judge_batches(ctx, exp, f"{where}.batches", expect["batches"], _fetched(records))
     return exp.mismatches
 
 

@@ -17,7 +17,9 @@ Response: ``throttle_time_ms``, ``error_code`` (v7+), ``session_id`` (v7+),
 high_watermark, last_stable_offset (v4+), log_start_offset (v5+: the leader's
 log start offset, KIP-107), diverging_epoch (tag 0), current_leader (tag 1),
 snapshot_id (tag 2), aborted_transactions (nullable), preferred_read_replica
-(v11+), records]]``, ``node_endpoints`` (tag 0, v16+).
+(v11+), records]]``, ``node_endpoints`` (tag 0, v16+). A broker may put a
+:class:`~lethe_formats.protocol.regions.ByteRegion` (a file region) in ``records``;
+decoding always gives bytes.
 """
 
 # proto() returns a dataclasses.field; ruff cannot tell (RUF009 on non-builtin types).
@@ -27,6 +29,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from lethe_formats.protocol.regions import ByteRegion
 from lethe_formats.protocol.schema import (
     BOOL,
     INT8,
@@ -157,7 +160,7 @@ class PartitionData(Struct):
         array(AbortedTransaction), "4+", nullable="4+", ignorable=True
     )
     preferred_read_replica: int = proto(INT32, "11+", default=-1)
-    records: bytes | None = proto(RECORDS, "0+", nullable="0+")
+    records: bytes | ByteRegion | None = proto(RECORDS, "0+", nullable="0+")
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,9 @@ Theory of operation
 ``readRecords``): look the partition up, check ``current_leader_epoch``, note
 HW, log start offset, LEO and last stable offset *before* reading, and read
 from storage (:func:`lethe_reference.storage.log_reads.read`). Storage returns
-bytes from the start of the batch holding the fetch offset, within one segment,
+bytes (a large read as a file region, sent unread with ``sendfile``:
+:mod:`lethe_reference.storage.file_region`) from the start of the batch holding
+the fetch offset, within one segment,
 up to the byte limit; it may cut the last batch (Kafka slices the file by
 bytes and clients drop a partial trailing batch). When even the first batch
 does not fit and the partition may not exceed its limit, the records are
@@ -70,6 +72,7 @@ from lethe_reference.handlers.partition_ops.common import (
 from lethe_reference.handlers.partition_ops.fetch_session import RequestedPartition
 from lethe_reference.storage import log_reads, segment_reads
 from lethe_reference.storage.errors import LogError, OffsetOutOfRangeError
+from lethe_reference.storage.file_region import FileRegion
 from lethe_reference.storage.log_reads import FetchIsolation
 
 if TYPE_CHECKING:
@@ -90,7 +93,8 @@ class PartitionRead:
     high_watermark: int = -1
     last_stable_offset: int = -1
     log_start_offset: int = -1
-    records: bytes = b""
+    #: a large read is a file region the server sends unread (``sendfile``)
+    records: bytes | FileRegion = b""
     aborted_transactions: tuple[AbortedTxn, ...] | None = None
     #: ``(epoch, end offset)`` when the fetcher's log diverged, else None.
     diverging_epoch: tuple[int, int] | None = None
@@ -154,6 +158,7 @@ def read_partition(
             max_bytes,
             isolation=isolation,
             min_one_message=min_one_message,
+            as_region=True,
         )
     except LogError as error:
         if faults.active(broker, "fetch-out-of-range-keeps-offsets"):
