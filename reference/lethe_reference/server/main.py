@@ -77,6 +77,8 @@ async def _serve(
     advertised: Mapping[str, tuple[str, int]],
     held: HeldPorts,
     tls: Mapping[str, ssl.SSLContext],
+    *,
+    sendfile: bool = False,
 ) -> int:
     (main, host, port), *extra = listeners
     server = BrokerServer(
@@ -89,6 +91,7 @@ async def _serve(
         listener=main,
         advertised_listeners=advertised,
         tls_contexts=tls,
+        sendfile=sendfile,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -130,8 +133,10 @@ def run_broker(
     port: int = 9092,
     node_id: int | None = None,
     advertised: tuple[str, int] | None = None,
+    sendfile: bool = False,
 ) -> int:
-    """Serve until a signal; returns the exit status (module docstring)."""
+    """Serve until a signal; returns the exit status (module docstring). ``sendfile``:
+    Fetch record sets leave by ``sendfile`` on plain TCP listeners (:mod:`.app`)."""
     keep_large_buffers()  # this process is the broker's own (allocator.py)
     layers = (config.dynamic_broker, config.dynamic_default, config.static)
     held = HeldPorts()
@@ -163,6 +168,6 @@ def run_broker(
         _log.error("event=start-failed log_dir=%s error=%s", log_dir, error)
         return 1
     try:
-        return asyncio.run(_serve(broker, listeners, addresses, held, tls))
+        return asyncio.run(_serve(broker, listeners, addresses, held, tls, sendfile=sendfile))
     finally:
         held.close()

@@ -21,7 +21,8 @@ Small buffers are joined into one write (``writelines`` joins them anyway before
 Python 3.12); a buffer of :data:`_OWN_WRITE_BYTES` or more (a record set) is
 written on its own rather than copied into the join.
 
-Zero copy. On a plain TCP listener a Fetch response's record sets arrive as
+Zero copy. When the server sends with ``sendfile`` (an option, :mod:`.app`), on a plain
+TCP listener a Fetch response's record sets arrive as
 :class:`~lethe_reference.storage.file_region.FileRegion` s and leave with
 ``loop.sendfile`` (``os.sendfile``: page cache to socket, as Kafka's
 ``FileRecords.writeTo``). That is asynchronous, so from the first region on the

@@ -140,12 +140,17 @@ class SendfileSpy:
         loop.sendfile = spy  # type: ignore[method-assign]
 
 
-def test_a_fetch_over_plain_tcp_is_sent_with_sendfile_and_is_the_same_frame(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sendfile", [True, False], ids=["sendfile", "default-copies"])
+def test_a_fetch_over_plain_tcp_is_the_same_frame_with_or_without_sendfile(
+    tmp_path: Path, sendfile: bool
+) -> None:
+    """``sendfile=True`` (``lethe broker --sendfile``) sends the record sets with
+    sendfile; the default reads them and writes bytes: the same frames either way."""
     broker = _broker(tmp_path)
     segment = _segment_bytes(broker)
 
     async def scenario() -> tuple[list[bytes], list[bytes], list[int]]:
-        server = BrokerServer(broker, "127.0.0.1", 0)
+        server = BrokerServer(broker, "127.0.0.1", 0, sendfile=sendfile)
         await server.start()
         spy = SendfileSpy()
         reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
@@ -159,7 +164,8 @@ def test_a_fetch_over_plain_tcp_is_sent_with_sendfile_and_is_the_same_frame(tmp_
         return sent, expected, spy.sizes
 
     sent, expected, sizes = asyncio.run(scenario())
-    assert sizes == [len(segment), len(segment)]  # each record set left by sendfile, whole
+    # each record set left by sendfile, whole; or none did
+    assert sizes == ([len(segment), len(segment)] if sendfile else [])
     assert sent == expected  # byte for byte what the bytes path (loopback) answers
     for version, correlation_id, payload in ((12, 7, sent[0]), (11, 8, sent[1])):
         assert struct.unpack_from(">i", payload)[0] == correlation_id
@@ -172,7 +178,7 @@ def test_pipelined_and_deferred_responses_keep_request_order(tmp_path: Path) -> 
     broker = _broker(tmp_path)
 
     async def scenario() -> tuple[bytes, bytes]:
-        server = BrokerServer(broker, "127.0.0.1", 0)
+        server = BrokerServer(broker, "127.0.0.1", 0, sendfile=True)
         await server.start()
         reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
         waiting = _fetch(BATCHES, max_wait_ms=600_000)  # at the log end: parked
@@ -299,7 +305,12 @@ def test_tls_fetch_sends_the_records_as_bytes_and_the_same_frame(
 
     async def scenario() -> tuple[bytes, bytes, list[int]]:
         server = BrokerServer(
-            broker, "127.0.0.1", 0, listener=tls, tls_contexts={"SSL": server_context}
+            broker,
+            "127.0.0.1",
+            0,
+            listener=tls,
+            tls_contexts={"SSL": server_context},
+            sendfile=True,  # asked for, but TLS cannot: bytes
         )
         await server.start()
         spy = SendfileSpy()
@@ -345,3 +356,22 @@ def test_in_process_a_region_truncated_before_it_is_read_closes_with_nothing_sen
     response = fresh.request(_fetch(), 12)
     assert isinstance(response, FetchResponse)
     assert response.responses[0].partitions[0].records == _segment_bytes(broker)
+
+
+def test_lethe_broker_sends_with_sendfile_only_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lethe broker --sendfile`` hands the switch to the server; without it, copies."""
+    from lethe_tools.cli import main
+    from lethe_tools.commands import broker as command
+
+    seen: list[bool] = []
+
+    def fake_run_broker(log_dir: str, **options: Any) -> int:
+        seen.append(options["sendfile"])
+        return 0
+
+    monkeypatch.setattr(command, "run_broker", fake_run_broker)
+    assert main(["broker", "--log-dir", str(tmp_path), "--sendfile"]) == 0
+    assert main(["broker", "--log-dir", str(tmp_path)]) == 0
+    assert seen == [True, False]

@@ -60,6 +60,13 @@ def register(subparsers: Any) -> None:
         "main listener (default: the bound address)",
     )
     parser.add_argument(
+        "--sendfile",
+        action="store_true",
+        help="send Fetch record sets from the segment files with sendfile (zero copy, as "
+        "Kafka does) on plain TCP listeners; off by default: on loopback it made librdkafka's "
+        "large fetches slower (benchmarks/README.md)",
+    )
+    parser.add_argument(
         "--log-level",
         default="INFO",
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
@@ -97,4 +104,5 @@ def run(args: argparse.Namespace) -> int:
         port=port,
         node_id=args.node_id,
         advertised=advertised,
+        sendfile=args.sendfile,
     )
