@@ -56,6 +56,14 @@ def lethe_command() -> list[str]:
     return [sys.executable, "-m", "lethe_tools.cli"]
 
 
+def cpu_seconds_of(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far, all threads (``/proc``)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat.rpartition(")")[2].split()
+    utime, stime = int(fields[_UTIME_INDEX]), int(fields[_UTIME_INDEX + 1])
+    return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+
 def run_and_wait_seconds(pid: int) -> tuple[float, float] | None:
     """(seconds on a CPU, seconds runnable but waiting for one) of all threads of ``pid``;
     None if the kernel keeps no scheduler statistics (``/proc/<pid>/task/*/schedstat``)."""
@@ -164,10 +172,7 @@ class BrokerProcess:
 
     def cpu_seconds(self) -> float:
         """User + system CPU seconds of the broker process so far (all threads)."""
-        stat = Path(f"/proc/{self.pid}/stat").read_text()
-        fields = stat.rpartition(")")[2].split()
-        utime, stime = int(fields[_UTIME_INDEX]), int(fields[_UTIME_INDEX + 1])
-        return (utime + stime) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds_of(self.pid)
 
     def run_and_wait_seconds(self) -> tuple[float, float] | None:
         """:func:`run_and_wait_seconds` of the broker process."""

@@ -14,7 +14,10 @@ same time (the idle one costs little), neither is pinned, and every workload
 runs on one broker and right after on the other, the order swapped every pair.
 A pair gives one ratio lethe / Kafka per figure; the results give each ratio's
 minimum, median and maximum over the pairs, every run's figures, and the load
-average when the run started.
+average when the run started. Beside each rate, the broker process's own CPU
+seconds over the run (``/proc``; the JVM's every thread for Kafka): a figure
+that other work on the machine moves far less than a rate, and that tells a
+broker which is the limit from one that waits for its client.
 
 Settings: Kafka runs its distribution's ``config/server.properties`` with own
 ports and ``log.dirs``; ``lethe broker`` runs its defaults, which are the same
@@ -53,7 +56,7 @@ from typing import Any
 
 import bench_broker_clients as clients
 import confluent_kafka
-from bench_broker_process import BrokerProcess
+from bench_broker_process import BrokerProcess, cpu_seconds_of
 from bench_kafka_process import (
     SHARED_OVERRIDES,
     KafkaBroker,
@@ -78,6 +81,18 @@ FIGURES = [
     ("tool_consume", "fetch_mb_per_s", "kafka-consumer-perf-test fetch.MB.sec (no join)"),
     ("py_produce", "mb_per_s", "confluent-kafka produce MB/s (acks=all)"),
     ("py_consume", "mb_per_s", "confluent-kafka consume MB/s (assigned, no group)"),
+    (
+        "tool_produce",
+        "broker_cpu_s",
+        "broker CPU s per kafka-producer-perf-test run, lower is better",
+    ),
+    (
+        "tool_consume",
+        "broker_cpu_s",
+        "broker CPU s per kafka-consumer-perf-test run, lower is better",
+    ),
+    ("py_produce", "broker_cpu_s", "broker CPU s per confluent-kafka produce run, lower is better"),
+    ("py_consume", "broker_cpu_s", "broker CPU s per confluent-kafka consume run, lower is better"),
 ]
 
 
@@ -103,8 +118,10 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 class Side:
     """One broker under test and the workloads run against it."""
 
-    def __init__(self, name: str, bootstrap: str, kafka_home: Path | None) -> None:
+    def __init__(self, name: str, bootstrap: str, kafka_home: Path | None, pid: int) -> None:
         self.name, self.bootstrap, self.kafka_home = name, bootstrap, kafka_home
+        #: the broker's process (Kafka's start script execs the JVM): its CPU per run
+        self.pid = pid
         self.commands: dict[str, str] = {}
 
     def _topic(self, workload: str, pair: int) -> str:
@@ -171,7 +188,9 @@ def run_pairs(args: argparse.Namespace, sides: list[Side]) -> list[dict[str, Any
                 work: Callable[[int, argparse.Namespace], dict[str, float]] = getattr(
                     side, workload
                 )
+                cpu_before = cpu_seconds_of(side.pid)
                 figures = work(pair, args)
+                figures["broker_cpu_s"] = round(cpu_seconds_of(side.pid) - cpu_before, 2)
                 runs.append(
                     {"pair": pair, "broker": side.name, "workload": workload}
                     | {"load": load, "figures": figures}
@@ -198,7 +217,9 @@ def summarize(runs: list[dict[str, Any]], brokers: list[str]) -> list[dict[str, 
             broker: {
                 run["pair"]: run["figures"][key]
                 for run in runs
-                if run["workload"] == workload and run["broker"] == broker
+                if run["workload"] == workload
+                and run["broker"] == broker
+                and key in run["figures"]  # results written before a figure existed
             }
             for broker in brokers
         }
@@ -249,10 +270,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         started: list[Any] = []
         try:
             started.append(lethe.start())
-            sides = [Side("lethe", lethe.bootstrap, args.kafka_home)]
+            sides = [Side("lethe", lethe.bootstrap, args.kafka_home, lethe.pid)]
             if kafka is not None:
                 started.append(kafka.start())
-                sides.append(Side("kafka", kafka.bootstrap, args.kafka_home))
+                assert kafka.process is not None
+                sides.append(Side("kafka", kafka.bootstrap, args.kafka_home, kafka.process.pid))
             for side in sides:
                 clients.create_topics(side.bootstrap, [WARMUP[0]])
                 clients.produce(side.bootstrap, WARMUP[0], WARMUP[1], acks="all")

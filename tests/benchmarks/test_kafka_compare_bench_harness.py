@@ -90,6 +90,14 @@ def test_smoke_run_measures_lethe_alone_and_writes_both_files(tmp_path: Path) ->
         ("py_consume", "lethe"),
     ]
     assert all(r["figures"]["mb_per_s"] > 0 for r in result["runs"])
+    # the broker process's CPU over each run (/proc), beside the client's rate
+    assert all(r["figures"]["broker_cpu_s"] >= 0 for r in result["runs"])
+    assert [row["figure"] for row in result["summary"]] == [
+        "mb_per_s",
+        "mb_per_s",
+        "broker_cpu_s",
+        "broker_cpu_s",
+    ]
     assert result["settings"]["kafka"] is None
     assert result["settings"]["shared_overrides"] == {"group.initial.rebalance.delay.ms": "0"}
     assert all("ratio" not in row for row in result["summary"])
