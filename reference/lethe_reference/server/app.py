@@ -39,6 +39,9 @@ listeners' settings); their bound ports are in
 :attr:`BrokerServer.listener_ports` by listener name, and ``advertised_listeners``
 (by name) replaces the bound address in what Metadata hands out.
 
+Every accepted connection gets Kafka's socket buffer sizes first
+(:mod:`.socket_buffers`: ``socket.send.buffer.bytes``, ``socket.receive.buffer.bytes``).
+
 Zero copy is a choice (``sendfile``, ``lethe broker --sendfile``). With it, a plain TCP
 connection's session hands Fetch record sets on as file regions and
 :mod:`.output` sends them with ``sendfile``, as Kafka's ``FileRecords.writeTo`` does; TLS
@@ -72,6 +75,7 @@ from lethe_reference.protocol.quotas import Admission, ConnectionQuotas, reading
 from lethe_reference.protocol.session import BrokerSession
 from lethe_reference.server.held_ports import HeldPorts
 from lethe_reference.server.output import ConnectionOutput
+from lethe_reference.server.socket_buffers import apply_socket_buffers
 from lethe_reference.server.tls import handshake, listener_contexts, start_tls_server
 
 __all__ = ["BrokerServer"]
@@ -224,6 +228,9 @@ class BrokerServer:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            apply_socket_buffers(sock, self.broker.config)
         peer = writer.get_extra_info("peername")
         peer_text = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         address = str(peer[0]) if isinstance(peer, tuple) else peer_text
