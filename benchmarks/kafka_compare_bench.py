@@ -32,7 +32,9 @@ one-partition topic:
   (the same without the group join);
 * ``py_produce`` / ``py_consume``: confluent-kafka (:mod:`bench_broker_clients`:
   acks=all, linger.ms 5, batch.size 1 MB; the consumer assigned by hand, no
-  group), every record checked once.
+  group, 4 MiB partition fetches), every record checked once;
+* ``py_consume_1mib``: the same read with librdkafka's default 1 MiB partition
+  fetches (the size most consumers run with).
 
 Without a Kafka distribution (no ``--kafka-home``, no ``LETHE_KAFKA_HOME``)
 only lethe runs, and only the Python client workloads (the perf tools come
@@ -70,6 +72,7 @@ from bench_timing import BenchError
 
 HERE = Path(__file__).resolve().parent
 MB = 1_000_000
+MIB = 1 << 20
 WARMUP = ("bench-warmup", 100)
 _CREATE_ATTEMPTS = 3
 #: Environment variables that change what runs (the Kafka distribution; which lethe sources).
@@ -81,6 +84,7 @@ FIGURES = [
     ("tool_consume", "fetch_mb_per_s", "kafka-consumer-perf-test fetch.MB.sec (no join)"),
     ("py_produce", "mb_per_s", "confluent-kafka produce MB/s (acks=all)"),
     ("py_consume", "mb_per_s", "confluent-kafka consume MB/s (assigned, no group)"),
+    ("py_consume_1mib", "mb_per_s", "confluent-kafka consume MB/s, librdkafka's 1 MiB fetches"),
     (
         "tool_produce",
         "broker_cpu_s",
@@ -93,6 +97,11 @@ FIGURES = [
     ),
     ("py_produce", "broker_cpu_s", "broker CPU s per confluent-kafka produce run, lower is better"),
     ("py_consume", "broker_cpu_s", "broker CPU s per confluent-kafka consume run, lower is better"),
+    (
+        "py_consume_1mib",
+        "broker_cpu_s",
+        "broker CPU s per confluent-kafka 1 MiB-fetch consume run, lower is better",
+    ),
 ]
 
 
@@ -167,6 +176,13 @@ class Side:
         run = clients.consume(self.bootstrap, f"py-{pair}", args.records, warmup=WARMUP)
         return {"mb_per_s": run.value_bytes / MB / run.seconds, "seconds": run.seconds}
 
+    def py_consume_1mib(self, pair: int, args: argparse.Namespace) -> dict[str, float]:
+        """The same read with librdkafka's default max.partition.fetch.bytes (1 MiB)."""
+        run = clients.consume(
+            self.bootstrap, f"py-{pair}", args.records, warmup=WARMUP, partition_fetch_bytes=MIB
+        )
+        return {"mb_per_s": run.value_bytes / MB / run.seconds, "seconds": run.seconds}
+
 
 def _load() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
@@ -174,7 +190,7 @@ def _load() -> list[float]:
 
 def _workloads(kafka: bool) -> list[str]:
     tools = ["tool_produce", "tool_consume"] if kafka else []
-    return [*tools, "py_produce", "py_consume"]
+    return [*tools, "py_produce", "py_consume", "py_consume_1mib"]
 
 
 def run_pairs(args: argparse.Namespace, sides: list[Side]) -> list[dict[str, Any]]:

@@ -88,6 +88,7 @@ def test_smoke_run_measures_lethe_alone_and_writes_both_files(tmp_path: Path) ->
     assert [(r["workload"], r["broker"]) for r in result["runs"]] == [
         ("py_produce", "lethe"),
         ("py_consume", "lethe"),
+        ("py_consume_1mib", "lethe"),
     ]
     assert all(r["figures"]["mb_per_s"] > 0 for r in result["runs"])
     # the broker process's CPU over each run (/proc), beside the client's rate
@@ -95,6 +96,8 @@ def test_smoke_run_measures_lethe_alone_and_writes_both_files(tmp_path: Path) ->
     assert [row["figure"] for row in result["summary"]] == [
         "mb_per_s",
         "mb_per_s",
+        "mb_per_s",
+        "broker_cpu_s",
         "broker_cpu_s",
         "broker_cpu_s",
     ]
