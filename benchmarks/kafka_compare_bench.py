@@ -172,16 +172,21 @@ class Side:
         )
         return {"mb_per_s": run.value_bytes / MB / run.seconds, "seconds": run.seconds}
 
-    def py_consume(self, pair: int, args: argparse.Namespace) -> dict[str, float]:
-        run = clients.consume(self.bootstrap, f"py-{pair}", args.records, warmup=WARMUP)
+    def py_consume(
+        self, pair: int, args: argparse.Namespace, fetch_bytes: int = clients.PARTITION_FETCH_BYTES
+    ) -> dict[str, float]:
+        run = clients.consume(
+            self.bootstrap,
+            f"py-{pair}",
+            args.records,
+            warmup=WARMUP,
+            partition_fetch_bytes=fetch_bytes,
+        )
         return {"mb_per_s": run.value_bytes / MB / run.seconds, "seconds": run.seconds}
 
     def py_consume_1mib(self, pair: int, args: argparse.Namespace) -> dict[str, float]:
         """The same read with librdkafka's default max.partition.fetch.bytes (1 MiB)."""
-        run = clients.consume(
-            self.bootstrap, f"py-{pair}", args.records, warmup=WARMUP, partition_fetch_bytes=MIB
-        )
-        return {"mb_per_s": run.value_bytes / MB / run.seconds, "seconds": run.seconds}
+        return self.py_consume(pair, args, MIB)
 
 
 def _load() -> list[float]:

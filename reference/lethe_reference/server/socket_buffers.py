@@ -17,7 +17,10 @@ on the loopback of the benchmark machine, with Kafka's 102400 at 523 MB/s (Kafka
 from __future__ import annotations
 
 import socket
-from typing import Protocol
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lethe_reference.config.broker import BrokerConfig
 
 __all__ = ["USE_DEFAULT_BUFFER_SIZE", "apply_socket_buffers"]
 
@@ -25,15 +28,7 @@ __all__ = ["USE_DEFAULT_BUFFER_SIZE", "apply_socket_buffers"]
 USE_DEFAULT_BUFFER_SIZE = -1
 
 
-class _Config(Protocol):
-    def get_int(self, name: str) -> int: ...
-
-
-class _Socket(Protocol):
-    def setsockopt(self, level: int, option: int, value: int, /) -> None: ...
-
-
-def apply_socket_buffers(sock: _Socket, config: _Config) -> None:
+def apply_socket_buffers(sock: socket.socket, config: BrokerConfig) -> None:
     """Set ``sock``'s send and receive buffers from ``config`` (module docstring)."""
     for option, name in (
         (socket.SO_SNDBUF, "socket.send.buffer.bytes"),
